@@ -1,0 +1,133 @@
+import CourierCore
+import Foundation
+import Glibc
+
+/// `courier demo`: a real round on a temporary spool against embedded
+/// sinks on loopback. The directory is left for the person to explore.
+enum DemoCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        try arguments.noPositionals("demo")
+        let output = invocation.output
+        var template = Array("/tmp/courier-demo-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw .io("unable to create a temporary directory: \(Errno.current)") }
+        let base = String(cString: made)
+
+        let archive = try startSink(at: base + "/sink-archive")
+        let coach = try startSink(at: base + "/sink-coach")
+        // A port that was just free and is closed again: a subscriber that
+        // is down, to show what a failure looks like.
+        let downPort = try freePort()
+
+        let configFile = base + "/courier.conf"
+        let config = """
+            ; written by `courier demo`
+            [courier]
+            spool = spool
+            device-id = demo
+            settle = 1s
+
+            [subscriber archive]
+            url = http://\(archive.address)/records
+            kinds = sleep workout route
+
+            [subscriber coach]
+            url = http://\(coach.address)/workouts
+            kinds = workout
+
+            [subscriber legacy]
+            url = http://127.0.0.1:\(downPort)/old-endpoint
+            kinds = sleep
+
+            """
+        do { try config.write(toFile: configFile, atomically: true, encoding: .utf8) } catch {
+            throw .io("unable to write \(configFile): \(error)")
+        }
+        let configuration: Configuration
+        do { configuration = try Configuration.load(file: configFile, readingSecrets: true) } catch { throw .config(error) }
+        let spool: Spool
+        do { spool = try Spool.create(at: configuration.spool) } catch { throw .spool(error) }
+
+        output.line("== courier demo in \(base)")
+        output.line("sinks: archive on \(archive.address), coach on \(coach.address); legacy is down (port \(downPort))")
+        output.line()
+        output.line("== dropping records into spool/queued/ (tmp/ then rename, as a script would)")
+        let records = [
+            #"{"id":"sleep-2026-11-29","kind":"sleep","time":"2026-11-29T23:10:00Z","data":{"minutes":452,"score":81}}"#,
+            #"{"id":"sleep-2026-11-30","kind":"sleep","time":"2026-11-30T22:55:00Z","data":{"minutes":431,"score":77}}"#,
+            #"{"id":"w-2026-11-30-0700","kind":"workout","time":"2026-11-30T07:00:00Z","data":{"type":"run","km":8.2}}"#,
+            #"{"id":"w-2026-11-30-1800","kind":"workout","time":"2026-11-30T18:00:00Z","data":{"type":"strength","minutes":45}}"#,
+        ]
+        for (index, record) in records.enumerated() {
+            let name = FileName("export-\(index + 1).json")
+            do { try spool.deliverNewFile(Array(record.utf8), named: name, into: .queued) } catch { throw .spool(error) }
+            output.line("  queued/\(name)")
+        }
+        let broken = #"{"kind":"sleep","data":{"minutes":400}}"#
+        do { try spool.deliverNewFile(Array(broken.utf8), named: FileName("broken.json"), into: .queued) } catch {
+            throw .spool(error)
+        }
+        output.line("  queued/broken.json   (no id: it will need attention)")
+        output.line()
+
+        output.line("== courier run --background")
+        let result: RoundResult
+        do { result = try Round(spool: spool, configuration: configuration, mode: .background).run(wait: true) } catch {
+            throw .round(error)
+        }
+        if case .ran(let summary) = result { output.line(RunCommand.describe(summary)) }
+        output.line()
+
+        let prefix = ["--config", configFile]
+        output.line("== courier status")
+        _ = CourierCommandLine.run(prefix + ["status"], environment: invocation.environment)
+        output.line()
+        output.line("== the spool (ls spool/*/)")
+        for state in SpoolState.attentionFirst {
+            let names = (try? spool.directory(state).sortedNames()) ?? []
+            output.line("\(state.rawValue)/")
+            for name in names { output.line("  \(name)") }
+        }
+        output.line()
+        output.line("== the ledger (spool/ledger/\(Timestamp.now().utcDay).tsv)")
+        if let ledger = try? String(contentsOfFile: configuration.spool + "/ledger/\(Timestamp.now().utcDay).tsv", encoding: .utf8) {
+            output.line(ledger.trimmingCharacters(in: .newlines))
+        }
+        output.line()
+        output.line("== what the archive sink stored (sink-archive/new/)")
+        let stored = (try? FileManager.default.contentsOfDirectory(atPath: base + "/sink-archive/new")) ?? []
+        for name in stored.sorted() { output.line("  \(name)") }
+        output.line()
+        output.line("== courier why sleep-2026-11-29@legacy")
+        _ = CourierCommandLine.run(prefix + ["why", "sleep-2026-11-29@legacy"], environment: invocation.environment)
+        output.line()
+        output.line("The demo left everything in \(base). Try:")
+        output.line("  courier --config \(configFile) list")
+        output.line("  courier --config \(configFile) resend sleep-2026-11-29@legacy   # legacy is still down: it comes back")
+        output.line("  awk -F'\\t' '{print $5}' \(configuration.spool)/ledger/*.tsv | sort | uniq -c")
+        archive.stop()
+        coach.stop()
+    }
+
+    private static func startSink(at directory: String) throws(CLIError) -> HTTPServer {
+        let sink: Sink
+        do { sink = try Sink(directory: directory) } catch { throw .spool(error) }
+        do {
+            let server = try HTTPServer(handler: sink.handle)
+            server.start()
+            return server
+        } catch {
+            throw .io(error.description)
+        }
+    }
+
+    private static func freePort() throws(CLIError) -> UInt16 {
+        do {
+            let probe = try HTTPServer(handler: { _ in .reset })
+            let port = probe.port
+            probe.stop()
+            return port
+        } catch {
+            throw .io(error.description)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import CourierCore
+import Foundation
+
+/// `courier enqueue [FILE...|-]`: validate records and drop them atomically.
+enum EnqueueCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        var sources = try arguments.positionals()
+        if sources.isEmpty { sources = ["-"] }
+        let configuration = try invocation.configuration(readingSecrets: false)
+        let spool: Spool
+        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        let enqueuer = Enqueuer(spool: spool, configuration: configuration)
+        var failed = false
+        for source in sources {
+            let bytes: [UInt8]
+            if source == "-" {
+                bytes = Array(FileHandle.standardInput.readDataToEndOfFile().prefix(configuration.maxRecordSize + 1))
+            } else {
+                guard let data = FileManager.default.contents(atPath: source) else {
+                    invocation.output.error("error: unable to read \(source)")
+                    failed = true
+                    continue
+                }
+                bytes = Array(data)
+            }
+            do {
+                let name = try enqueuer.enqueue(bytes, source: source == "-" ? "standard input" : source)
+                invocation.output.line("queued \(source) as queued/\(name)")
+            } catch {
+                invocation.output.error("error: \(error)")
+                failed = true
+            }
+        }
+        if failed { throw .reported(.dataError) }
+    }
+}

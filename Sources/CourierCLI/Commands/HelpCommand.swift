@@ -1,0 +1,45 @@
+/// `courier help`: the same commands and words as DESIGN §6 and courier(1).
+enum HelpCommand {
+    static let usage = """
+        usage: courier [--config FILE] [--spool DIR] COMMAND
+
+        Courier delivers JSON records dropped into a spool directory to HTTP
+        subscribers, once per Idempotency-Key, through the state folders
+        queued/ awaitingRoute/ sending/ sent/ failed/ needsAttention/.
+
+        commands:
+          init                             create the spool (mode 0750) and check it
+          enqueue [FILE...|-]              validate records and drop them atomically into queued/
+          run [--background|--foreground] [--wait]
+                                           one round: recover, intake, deliver, summary;
+                                           exits 0 at once if another round holds the spool
+          send-now                         a foreground round: retries with backoff, waits for a running round
+          status [--json]                  counts per state (needsAttention first), last and next round
+          list [STATE] [--json]            one line per item: state, key, subscriber, kind, time, age, last event
+          why ENTRY                        the item's ledger history, where it is now, and why
+          ack ENTRY...                     needsAttention/ -> failed/ (accept the failure)
+          resend ENTRY...                  failed/ or needsAttention/ -> queued/ (same key)
+          log [--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]
+                                           ledger lines, oldest first
+          check                            validate the configuration and the spool; non-zero on a fault
+          sink --listen HOST:PORT --dir DIR [--signing-secret-file FILE]
+                                           the reference receiver: stores each record once per key
+          demo                             a real round on a temporary spool against an embedded sink
+          help                             this text
+          --version                        print the version
+
+        ENTRY is a file name (KEY@SUB.json), KEY@SUB, or a KEY (all its subscribers).
+        The configuration is the first found of --config FILE, $COURIER_CONFIG,
+        ./etc/courier.conf and /etc/courier/courier.conf.
+        Exit status (sysexits.h): 0 ok (a round that ran, whatever its items' fates),
+        64 usage, 65 bad data, 74 I/O, 75 temporary, 78 configuration.
+        """
+
+    static func run(_ arguments: Arguments, _ invocation: Invocation) {
+        invocation.output.line(usage)
+    }
+
+    static func printUsage(_ output: Output) {
+        output.line(usage)
+    }
+}

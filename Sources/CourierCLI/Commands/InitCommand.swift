@@ -1,0 +1,15 @@
+import CourierCore
+
+/// `courier init`: create the spool (mode 0750) and check it.
+enum InitCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        try arguments.noPositionals("init")
+        let path = try invocation.spoolLocation()
+        let spool: Spool
+        do { spool = try Spool.create(at: path) } catch { throw .spool(error) }
+        invocation.output.line("spool ready at \(path)")
+        let findings = SpoolCheck(spool: spool).run()
+        for finding in findings { invocation.output.error(finding.description) }
+        if findings.contains(where: { $0.severity == .fault }) { throw .reported(.ioError) }
+    }
+}

@@ -1,0 +1,25 @@
+import CourierCore
+
+/// `courier ack ENTRY...` and `courier resend ENTRY...`.
+enum ManualMoveCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation, resend: Bool) throws(CLIError) {
+        let command = resend ? "resend" : "ack"
+        let texts = try arguments.positionals()
+        guard !texts.isEmpty else { throw .usage("\(command) ENTRY...") }
+        let spool = try invocation.openSpool()
+        var items: [SpoolItem] = []
+        do {
+            for text in texts { items += try spool.resolve(text) }
+        } catch {
+            throw .operation(error)
+        }
+        let moves = ManualMoves(spool: spool)
+        do {
+            if resend { try moves.resend(items) } else { try moves.acknowledge(items) }
+        } catch {
+            throw .operation(error)
+        }
+        let target = resend ? "queued/" : "failed/"
+        for item in items { invocation.output.line("\(item.state.rawValue)/\(item.name) -> \(target)") }
+    }
+}

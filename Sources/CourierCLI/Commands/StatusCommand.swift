@@ -1,0 +1,67 @@
+import CourierCore
+import Foundation
+
+/// `courier status [--json]`: counts per state, needsAttention first, the
+/// last round, the next one.
+enum StatusCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let json = arguments.flag("--json")
+        try arguments.noPositionals("status")
+        let spool = try invocation.openSpool()
+        let counts: [SpoolState: Int]
+        do { counts = try spool.counts() } catch { throw .spool(error) }
+        var attention: [String] = []
+        do {
+            try spool.forEachItem(in: .needsAttention) { item in
+                if attention.count < 20 { attention.append(item.name.description) }
+            }
+        } catch {
+            throw .spool(error)
+        }
+        attention.sort()
+        let last = Round.lastSummary(in: spool)
+        let next = Schedule.nextBackgroundRound()
+
+        if json {
+            var object: [String: Any] = [
+                "spool": spool.path,
+                "counts": Dictionary(uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
+                "needsAttention": attention,
+                "nextRound": next ?? NSNull(),
+            ]
+            if let last, let data = try? JSONEncoder().encode(last), let decoded = try? JSONSerialization.jsonObject(with: data) {
+                object["lastRound"] = decoded
+            } else {
+                object["lastRound"] = NSNull()
+            }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+                throw .io("unable to encode the status as JSON")
+            }
+            invocation.output.line(String(decoding: data, as: UTF8.self))
+            return
+        }
+
+        let output = invocation.output
+        output.line("spool \(spool.path)")
+        output.table(SpoolState.attentionFirst.map { [$0.rawValue, String(counts[$0] ?? 0)] })
+        if !attention.isEmpty {
+            output.line()
+            let more = (counts[.needsAttention] ?? 0) - attention.count
+            output.line("needs attention (`courier why ENTRY` explains, `resend` or `ack` settles):")
+            for name in attention { output.line("  \(name)") }
+            if more > 0 { output.line("  … and \(more) more: courier list needsAttention") }
+        }
+        output.line()
+        if let last {
+            output.line("last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
+        } else {
+            output.line("last round: none yet")
+        }
+        if let next {
+            output.line("next background round: \(next) (courier.timer)")
+        } else {
+            output.line("next background round: none scheduled (no active courier.timer)")
+        }
+        output.line("`courier send-now` sends at once.")
+    }
+}

@@ -1,0 +1,34 @@
+import CourierCore
+import Foundation
+
+/// What every command shares: the global options and how they find the
+/// configuration and the spool.
+struct Invocation {
+    var configPath: String?
+    var spoolPath: String?
+    let environment: [String: String]
+    let output = Output()
+
+    /// The configuration, located by the rules of DESIGN §5.
+    func configuration(readingSecrets: Bool) throws(CLIError) -> Configuration {
+        do {
+            let file = try Configuration.locate(explicit: configPath, environment: environment)
+            var configuration = try Configuration.load(file: file, readingSecrets: readingSecrets)
+            if let spoolPath { configuration.spool = spoolPath }
+            return configuration
+        } catch {
+            throw .config(error)
+        }
+    }
+
+    /// The spool: `--spool`, else the configuration's.
+    func spoolLocation() throws(CLIError) -> String {
+        if let spoolPath { return spoolPath }
+        return try configuration(readingSecrets: false).spool
+    }
+
+    func openSpool() throws(CLIError) -> Spool {
+        let path = try spoolLocation()
+        do { return try Spool(path: path) } catch { throw .spool(error) }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Glibc
+
+/// Standard output and error. Output is plain text: no colour, and when
+/// stdout is not a terminal, tables are tab-separated for awk and cut.
+struct Output {
+    let isTerminal = isatty(STDOUT_FILENO) == 1
+
+    func line(_ text: String = "") {
+        print(text)
+    }
+
+    func error(_ text: String) {
+        fflush(nil)
+        FileHandle.standardError.write(Data("courier: \(text)\n".utf8))
+    }
+
+    /// Rows as aligned columns on a terminal, tab-separated in a pipe.
+    func table(_ rows: [[String]]) {
+        guard isTerminal else {
+            for row in rows { print(row.joined(separator: "\t")) }
+            return
+        }
+        guard let columns = rows.map(\.count).max() else { return }
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        for row in rows {
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+            }
+            print(cells.joined(separator: "  "))
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Glibc
+
+/// When to run `notify-command` after a background round.
+public enum NotifyMode: String, Sendable, CaseIterable {
+    case always, failures, off
+}
+
+/// One `header = Name: value` line, or a header courier adds itself.
+public struct HTTPHeaderField: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    public var line: String { "\(name): \(value)" }
+}
+
+/// `[subscriber NAME]`: one HTTP endpoint and what it wants.
+public struct Subscriber: Sendable {
+    public let name: SubscriberName
+    public let url: String
+    /// Nil: every kind (`kinds` absent or `*`).
+    public let kinds: Set<String>?
+    public let tokenFile: String?
+    /// The bearer token, read from `token-file` when secrets are loaded.
+    public internal(set) var token: String?
+    public let headers: [HTTPHeaderField]
+    public let concurrency: Int
+    public let caFile: String?
+    public let signingSecretFile: String?
+    /// The decoded `whsec_` secret, when secrets are loaded.
+    public internal(set) var signingSecret: [UInt8]?
+    public let line: Int
+    /// Where `token-file` and `signing-secret-file` were given, for errors.
+    var tokenFileLine = 0
+    var signingSecretFileLine = 0
+
+    public func takes(kind: String) -> Bool { kinds?.contains(kind) ?? true }
+
+    public init(
+        name: SubscriberName, url: String, kinds: Set<String>? = nil, token: String? = nil,
+        headers: [HTTPHeaderField] = [], concurrency: Int = 8, caFile: String? = nil, signingSecret: [UInt8]? = nil
+    ) {
+        self.name = name
+        self.url = url
+        self.kinds = kinds
+        self.tokenFile = nil
+        self.token = token
+        self.headers = headers
+        self.concurrency = concurrency
+        self.caFile = caFile
+        self.signingSecretFile = nil
+        self.signingSecret = signingSecret
+        self.line = 0
+    }
+
+    init(
+        name: SubscriberName, url: String, kinds: Set<String>?, tokenFile: String?, headers: [HTTPHeaderField],
+        concurrency: Int, caFile: String?, signingSecretFile: String?, line: Int
+    ) {
+        self.name = name
+        self.url = url
+        self.kinds = kinds
+        self.tokenFile = tokenFile
+        self.token = nil
+        self.headers = headers
+        self.concurrency = concurrency
+        self.caFile = caFile
+        self.signingSecretFile = signingSecretFile
+        self.signingSecret = nil
+        self.line = line
+    }
+}
+
+/// `etc/courier.conf`, parsed, typed and validated.
+public struct Configuration: Sendable {
+    /// The file it came from; nil for one built in code (tests, demo).
+    public var file: String?
+    public var spool: String
+    public var deviceID: String
+    public var notify: NotifyMode
+    public var notifyCommand: String?
+    public var retention: Duration
+    public var routeWait: Duration
+    public var settle: Duration
+    public var backgroundTimeout: Duration
+    public var foregroundTimeout: Duration
+    public var backoff: [Duration]
+    public var maxRecordSize: Int
+    public var subscribers: [Subscriber]
+
+    public static let defaultSpool = "/var/spool/courier"
+
+    public init(spool: String, subscribers: [Subscriber]) {
+        self.file = nil
+        self.spool = spool
+        self.deviceID = Self.hostName()
+        self.notify = .always
+        self.notifyCommand = nil
+        // Six months: long enough to answer "did that reach them in
+        // spring?", short enough that the ledger stays small.
+        self.retention = .seconds(183 * 86_400)
+        self.routeWait = .seconds(3600)
+        // A plain `cp` of a large file can take a moment; 5 s of quiet
+        // is the sign that it has finished.
+        self.settle = .seconds(5)
+        self.backgroundTimeout = .seconds(15)
+        self.foregroundTimeout = .seconds(30)
+        self.backoff = [.seconds(2), .seconds(4), .seconds(8), .seconds(16)]
+        self.maxRecordSize = 1 << 20
+        self.subscribers = subscribers
+    }
+
+    public func subscriber(named name: SubscriberName) -> Subscriber? {
+        subscribers.first { $0.name == name }
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return DeviceID.isValid(name) ? name : "localhost"
+    }
+}
+
+enum DeviceID {
+    static func isValid(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(RecordID.isIDByte)
+    }
+}

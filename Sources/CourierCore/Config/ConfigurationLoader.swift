@@ -1,0 +1,267 @@
+import Glibc
+
+extension Configuration {
+    /// Where the configuration is looked for, first found wins:
+    /// `--config FILE`, `$COURIER_CONFIG`, `./etc/courier.conf`,
+    /// `/etc/courier/courier.conf`.
+    public static func locate(explicit: String?, environment: [String: String]) throws(ConfigError) -> String {
+        if let explicit { return explicit }
+        if let fromEnvironment = environment["COURIER_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
+        let candidates = ["./etc/courier.conf", "/etc/courier/courier.conf"]
+        for candidate in candidates where access(candidate, F_OK) == 0 { return candidate }
+        throw .notFound(searched: ["--config", "$COURIER_CONFIG"] + candidates)
+    }
+
+    /// Reads and validates a configuration file. With `readingSecrets`,
+    /// token and signing-secret files are read too, so a round refuses a
+    /// bad one before anything moves.
+    public static func load(file: String, readingSecrets: Bool) throws(ConfigError) -> Configuration {
+        let bytes: [UInt8]
+        do {
+            let directory = try DirectoryHandle.open(path: ".")
+            let handle = try directory.openFile(FileName(file), flags: O_RDONLY)
+            bytes = try handle.read(upTo: 1 << 20)
+        } catch {
+            throw .unreadable(file: file, error)
+        }
+        var configuration = try parse(bytes, file: file)
+        if readingSecrets { try configuration.loadSecrets() }
+        return configuration
+    }
+
+    /// Validates INI text; relative paths in it are resolved against the
+    /// directory of `file`, so the configuration means the same thing
+    /// whatever directory courier is started from.
+    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> Configuration {
+        let entries = try IniReader.parse(bytes, file: file)
+        var seenSections: Set<String> = []
+        for header in IniReader.sectionHeaders(bytes) where !seenSections.insert(header.name).inserted {
+            throw .syntax(file: file, line: header.line, reason: "[\(header.name)] appears twice")
+        }
+        let base = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+        var configuration = Configuration(spool: defaultSpool, subscribers: [])
+        configuration.file = file
+        var builders: [SubscriberBuilder] = []
+        var seenCourierKeys: Set<String> = []
+
+        for entry in entries {
+            func fail(_ reason: String) -> ConfigError {
+                .invalid(file: file, line: entry.line, section: entry.section, key: entry.key, reason: reason)
+            }
+            let value = entry.value
+            if entry.section == "courier" {
+                guard seenCourierKeys.insert(entry.key).inserted else { throw fail("given twice") }
+                switch entry.key {
+                case "spool":
+                    guard !value.isEmpty else { throw fail("is empty") }
+                    configuration.spool = resolve(value, against: base)
+                case "device-id":
+                    guard DeviceID.isValid(value) else { throw fail("must be 1–64 of [A-Za-z0-9._:-]") }
+                    configuration.deviceID = value
+                case "notify":
+                    guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
+                    configuration.notify = mode
+                case "notify-command":
+                    guard !value.isEmpty else { throw fail("is empty") }
+                    configuration.notifyCommand = resolve(value, against: base)
+                case "retention": configuration.retention = try duration(value, fail)
+                case "route-wait": configuration.routeWait = try duration(value, fail)
+                case "settle": configuration.settle = try duration(value, fail)
+                case "background-timeout": configuration.backgroundTimeout = try positiveDuration(value, fail)
+                case "foreground-timeout": configuration.foregroundTimeout = try positiveDuration(value, fail)
+                case "backoff":
+                    let steps = value.split(separator: " ", omittingEmptySubsequences: true)
+                    guard (1...10).contains(steps.count) else { throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`") }
+                    configuration.backoff = try steps.map { step throws(ConfigError) in try duration(String(step), fail) }
+                case "max-record-size":
+                    guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
+                        throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
+                    }
+                    configuration.maxRecordSize = size
+                default:
+                    throw fail("unknown key")
+                }
+            } else if entry.section.hasPrefix("subscriber ") {
+                let rawName = String(entry.section.dropFirst("subscriber ".count)).trimmingSpaces
+                guard let name = SubscriberName(rawName) else {
+                    throw fail("subscriber name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
+                }
+                if builders.last?.name != name { builders.append(SubscriberBuilder(name: name, line: entry.line)) }
+                try builders[builders.count - 1].set(entry, base: base, fail: fail)
+            } else if entry.section.isEmpty {
+                throw .syntax(file: file, line: entry.line, reason: "`\(entry.key)` is outside any [section]")
+            } else {
+                throw .syntax(
+                    file: file, line: entry.line,
+                    reason: "unknown section [\(entry.section)] (expected [courier] or [subscriber NAME])")
+            }
+        }
+        configuration.subscribers = try builders.map { builder throws(ConfigError) in try builder.build(file: file) }
+        guard !configuration.subscribers.isEmpty else { throw .noSubscribers(file: file) }
+        return configuration
+    }
+
+    /// Reads every subscriber's token and signing secret.
+    public mutating func loadSecrets() throws(ConfigError) {
+        let file = self.file ?? "configuration"
+        for index in subscribers.indices {
+            let subscriber = subscribers[index]
+            if let path = subscriber.tokenFile {
+                let text = try Self.readSecret(path, file: file, line: subscriber.tokenFileLine, key: "token-file")
+                guard !text.isEmpty, text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+                    throw .secret(
+                        file: file, line: subscriber.tokenFileLine, key: "token-file", path: path,
+                        reason: "the token must be one line of printable ASCII without spaces")
+                }
+                subscribers[index].token = text
+            }
+            if let path = subscriber.signingSecretFile {
+                let text = try Self.readSecret(
+                    path, file: file, line: subscriber.signingSecretFileLine, key: "signing-secret-file")
+                guard let secret = WebhookSigner.decodeSecret(text) else {
+                    throw .secret(
+                        file: file, line: subscriber.signingSecretFileLine, key: "signing-secret-file", path: path,
+                        reason: "expected `whsec_` followed by base64")
+                }
+                subscribers[index].signingSecret = secret
+            }
+        }
+    }
+
+    private static func readSecret(_ path: String, file: String, line: Int, key: String) throws(ConfigError) -> String {
+        do {
+            let directory = try DirectoryHandle.open(path: ".")
+            let handle = try directory.openFile(FileName(path), flags: O_RDONLY)
+            let bytes = try handle.read(upTo: 64 * 1024)
+            return String(decoding: bytes, as: UTF8.self).trimmingSpaces
+        } catch {
+            throw .secret(file: file, line: line, key: key, path: path, reason: error.description)
+        }
+    }
+
+    static func resolve(_ path: String, against base: String) -> String {
+        path.hasPrefix("/") || base == "." ? path : base + "/" + path
+    }
+
+    private static func duration(_ text: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Duration {
+        guard let duration = Units.duration(text) else {
+            throw fail("`\(text)` is not a duration (use 500ms, 15s, 5m, 1h or 183d)")
+        }
+        return duration
+    }
+
+    private static func positiveDuration(_ text: String, _ fail: (String) -> ConfigError) throws(ConfigError)
+        -> Duration
+    {
+        let value = try duration(text, fail)
+        guard value > .zero else { throw fail("must be more than 0") }
+        return value
+    }
+}
+
+/// Collects one `[subscriber NAME]` section's keys before validation.
+private struct SubscriberBuilder {
+    let name: SubscriberName
+    let line: Int
+    var url: String?
+    var kinds: Set<String>?
+    var tokenFile: String?
+    var headers: [HTTPHeaderField] = []
+    var concurrency = 8
+    var caFile: String?
+    var signingSecretFile: String?
+    var lines: [String: Int] = [:]
+
+    /// Headers courier sets itself; configuring them would be ambiguous.
+    static let reservedHeaders: Set<String> = [
+        "content-type", "content-length", "transfer-encoding", "host", "idempotency-key", "user-agent",
+        "courier-device", "courier-session", "webhook-id", "webhook-timestamp", "webhook-signature", "expect",
+        "connection",
+    ]
+
+    init(name: SubscriberName, line: Int) {
+        self.name = name
+        self.line = line
+    }
+
+    mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
+        let value = entry.value
+        if entry.key != "header" {
+            guard lines[entry.key] == nil else { throw fail("given twice") }
+        }
+        lines[entry.key] = entry.line
+        switch entry.key {
+        case "url":
+            let lower = value.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), value.count > 8,
+                !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+            else { throw fail("must be an http:// or https:// URL without spaces") }
+            url = value
+        case "kinds":
+            let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            guard !words.isEmpty else { throw fail("is empty (leave it out, or write `*`, for every kind)") }
+            if words == ["*"] {
+                kinds = nil
+            } else {
+                guard let bad = words.first(where: { !RecordKind.isValid($0) }) else {
+                    kinds = Set(words)
+                    return
+                }
+                throw fail("`\(bad)` is not a kind (1–64 of [A-Za-z0-9_-])")
+            }
+        case "token-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            tokenFile = Configuration.resolve(value, against: base)
+        case "header":
+            guard let colon = value.firstIndex(of: ":") else { throw fail("must be `Name: value`") }
+            let headerName = String(value[..<colon]).trimmingSpaces
+            let headerValue = String(value[value.index(after: colon)...]).trimmingSpaces
+            guard !headerName.isEmpty,
+                headerName.utf8.allSatisfy({ RecordID.isIDByte($0) && $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: ".") })
+            else { throw fail("`\(headerName)` is not a header name") }
+            guard !headerValue.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw fail("the value has a control character")
+            }
+            guard !Self.reservedHeaders.contains(headerName.lowercased()) else {
+                throw fail("\(headerName) is set by courier itself")
+            }
+            headers.append(HTTPHeaderField(name: headerName, value: headerValue))
+        case "concurrency":
+            guard let number = Int(value), (1...256).contains(number) else { throw fail("must be a number from 1 to 256") }
+            concurrency = number
+        case "ca-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            caFile = Configuration.resolve(value, against: base)
+        case "signing-secret-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            signingSecretFile = Configuration.resolve(value, against: base)
+        default:
+            throw fail("unknown key")
+        }
+    }
+
+    func build(file: String) throws(ConfigError) -> Subscriber {
+        guard let url else { throw .missing(file: file, section: "subscriber \(name)", key: "url") }
+        if tokenFile != nil, headers.contains(where: { $0.name.lowercased() == "authorization" }) {
+            throw .invalid(
+                file: file, line: line, section: "subscriber \(name)", key: "header",
+                reason: "Authorization is given both by token-file and by a header line")
+        }
+        var subscriber = Subscriber(
+            name: name, url: url, kinds: kinds, tokenFile: tokenFile, headers: headers, concurrency: concurrency,
+            caFile: caFile, signingSecretFile: signingSecretFile, line: line)
+        subscriber.tokenFileLine = lines["token-file"] ?? line
+        subscriber.signingSecretFileLine = lines["signing-secret-file"] ?? line
+        return subscriber
+    }
+}
+
+extension String {
+    public var trimmingSpaces: String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[start...end])
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// An item found in a state folder: an entry `KEY@SUB.json`, or a file
+/// flagged by intake (kept under its safe name).
+public struct SpoolItem: Sendable {
+    public let name: FileName
+    public let state: SpoolState
+    /// Nil for a flagged intake file.
+    public let entry: EntryName?
+
+    /// The ledger's (subscriber, key) for this item.
+    public var ledgerSubscriber: String { entry?.subscriber.value ?? "-" }
+    public var ledgerKey: String { entry?.key.description ?? name.description }
+}
+
+public enum OperationError: Error, Sendable, CustomStringConvertible {
+    case noSuchEntry(String)
+    case wrongState(String, SpoolState, expected: [SpoolState])
+    case spool(SpoolError)
+
+    public var description: String {
+        switch self {
+        case .noSuchEntry(let text):
+            return "no item \(text) in any state folder (give KEY@SUB.json, KEY@SUB or KEY)"
+        case .wrongState(let text, let state, let expected):
+            return "\(text) is in \(state.rawValue)/, not in \(expected.map { $0.rawValue + "/" }.joined(separator: " or "))"
+        case .spool(let error):
+            return error.description
+        }
+    }
+}
+
+extension Spool {
+    /// Resolves what a person typed: `KEY@SUB.json` (also as
+    /// `state/KEY@SUB.json`), `KEY@SUB`, a safe name from needsAttention/,
+    /// or a KEY, which means every subscriber's entry of that key.
+    public func resolve(_ text: String) throws(OperationError) -> [SpoolItem] {
+        let last = String(text.split(separator: "/").last ?? Substring(text))
+        let exact = FileName(last)
+        do {
+            if let state = try locate(exact) {
+                return [SpoolItem(name: exact, state: state, entry: EntryName(fileName: exact))]
+            }
+            if let entry = EntryName(last, requireExtension: false), let state = try locate(entry.fileName) {
+                return [SpoolItem(name: entry.fileName, state: state, entry: entry)]
+            }
+        } catch {
+            throw .spool(error)
+        }
+        guard let key = DeliveryKey(last) else { throw .noSuchEntry(text) }
+        var found: [SpoolItem] = []
+        for state in SpoolState.allCases {
+            do {
+                let stream = try directory(state).entries()
+                while let name = try stream.next() {
+                    if let entry = EntryName(fileName: name), entry.key == key {
+                        found.append(SpoolItem(name: name, state: state, entry: entry))
+                    }
+                }
+            } catch {
+                throw .spool(.operation("list", path: state.rawValue + "/", error))
+            }
+        }
+        guard !found.isEmpty else { throw .noSuchEntry(text) }
+        return found.sorted { $0.name < $1.name }
+    }
+
+    /// Every item in a state folder, streamed.
+    public func forEachItem(in state: SpoolState, _ visit: (SpoolItem) -> Void) throws(SpoolError) {
+        do {
+            let stream = try directory(state).entries()
+            while let name = try stream.next() {
+                visit(SpoolItem(name: name, state: state, entry: EntryName(fileName: name)))
+            }
+        } catch {
+            throw .operation("list", path: state.rawValue + "/", error)
+        }
+    }
+
+    /// How many items each state folder holds.
+    public func counts() throws(SpoolError) -> [SpoolState: Int] {
+        var counts: [SpoolState: Int] = [:]
+        for state in SpoolState.allCases {
+            var count = 0
+            do {
+                let stream = try directory(state).entries()
+                while try stream.next() != nil { count += 1 }
+            } catch {
+                throw .operation("list", path: state.rawValue + "/", error)
+            }
+            counts[state] = count
+        }
+        return counts
+    }
+}

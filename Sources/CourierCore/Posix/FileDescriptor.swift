@@ -1,0 +1,99 @@
+import Glibc
+
+/// An open file, closed when the value goes away.
+public final class FileDescriptor {
+    public let rawValue: Int32
+
+    init(owning rawValue: Int32) { self.rawValue = rawValue }
+
+    deinit { close(rawValue) }
+
+    /// Reads at most `limit` bytes; the caller learns the file was larger
+    /// when it gets `limit` bytes back and asked for `limit - 1`.
+    public func read(upTo limit: Int) throws(Errno) -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: min(max(limit, 1), 64 * 1024))
+        while result.count < limit {
+            let wanted = min(chunk.count, limit - result.count)
+            let fd = rawValue
+            let count = try systemCount { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) } }
+            if count == 0 { break }
+            result.append(contentsOf: chunk[0..<count])
+        }
+        return result
+    }
+
+    /// Writes every byte; a short write is continued, never dropped.
+    public func write(_ bytes: some Collection<UInt8>) throws(Errno) {
+        let contiguous = Array(bytes)
+        var offset = 0
+        while offset < contiguous.count {
+            let fd = rawValue
+            let done = offset
+            let count = try systemCount {
+                contiguous.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            }
+            offset += count
+        }
+    }
+
+    public func sync() throws(Errno) {
+        try system { fsync(rawValue) }
+    }
+
+    public func status() throws(Errno) -> FileStatus {
+        var info = stat()
+        try system { fstat(rawValue, &info) }
+        return FileStatus(info)
+    }
+
+    public func truncate(to size: Int) throws(Errno) {
+        try system { ftruncate(rawValue, off_t(size)) }
+    }
+
+    public func seek(to offset: Int) throws(Errno) {
+        _ = try systemCount { Int(lseek(rawValue, off_t(offset), SEEK_SET)) }
+    }
+
+    /// An exclusive advisory lock on the whole file (flock(2)), released
+    /// when the descriptor closes, so a killed round never leaves it held.
+    public func lockExclusively(wait: Bool) throws(Errno) -> Bool {
+        do {
+            try system { flock(rawValue, LOCK_EX | (wait ? 0 : LOCK_NB)) }
+            return true
+        } catch where error == .wouldBlock {
+            return false
+        }
+    }
+}
+
+/// The parts of stat(2) courier looks at.
+public struct FileStatus: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case regular, directory, symbolicLink, fifo, socket, characterDevice, blockDevice, unknown
+    }
+
+    public let kind: Kind
+    public let size: Int
+    public let mode: UInt32
+    public let modified: Timestamp
+    public let device: UInt64
+
+    init(_ info: stat) {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        case S_IFIFO: kind = .fifo
+        case S_IFSOCK: kind = .socket
+        case S_IFCHR: kind = .characterDevice
+        case S_IFBLK: kind = .blockDevice
+        default: kind = .unknown
+        }
+        size = Int(info.st_size)
+        mode = info.st_mode & 0o7777
+        modified = Timestamp(
+            nanosecondsSinceEpoch: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        device = UInt64(info.st_dev)
+    }
+}

@@ -1,0 +1,33 @@
+/// A directory entry name as the kernel stores it: bytes, not necessarily
+/// UTF-8. Scripts may drop files with any name; courier must be able to
+/// rename exactly the file it listed.
+public struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    public init(_ string: String) { self.bytes = Array(string.utf8) }
+
+    /// The name for people: invalid UTF-8 is shown as U+FFFD.
+    public var description: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// The name as UTF-8 text, or nil when it is not valid UTF-8.
+    public var string: String? { String(validating: bytes, as: UTF8.self) }
+
+    public var isHidden: Bool { bytes.first == UInt8(ascii: ".") }
+
+    public static func < (lhs: FileName, rhs: FileName) -> Bool {
+        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+
+    func withCString<T>(_ body: (UnsafePointer<CChar>) throws(Errno) -> T) throws(Errno) -> T {
+        var terminated = bytes
+        terminated.append(0)
+        let result: Result<T, Errno> = terminated.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
+                do throws(Errno) { return .success(try body(pointer)) } catch { return .failure(error) }
+            }
+        }
+        return try result.get()
+    }
+}

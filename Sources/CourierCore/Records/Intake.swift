@@ -1,0 +1,237 @@
+import Glibc
+
+/// Counts of one intake pass.
+public struct IntakeReport: Sendable, Equatable {
+    public var accepted = 0
+    public var invalid = 0
+    public var duplicates = 0
+    /// Files that did not parse but are younger than `settle`: left for
+    /// the next round, since a script may still be writing them.
+    public var settling = 0
+    /// The safe names the invalid files got in needsAttention/.
+    public var flagged: [String] = []
+}
+
+/// Turns every file a script dropped into `queued/` under any name into
+/// one `KEY@SUB.json` entry per subscriber, or flags it.
+struct Intake {
+    let spool: Spool
+    let configuration: Configuration
+    let ledger: Ledger
+    let round: RoundID
+    let now: Timestamp
+
+    func run() throws(SpoolError) -> IntakeReport {
+        var report = IntakeReport()
+        let stream: DirectoryStream
+        do { stream = try spool.directory(.queued).entries() } catch { throw .operation("list", path: "queued/", error) }
+        while true {
+            let name: FileName?
+            do { name = try stream.next() } catch { throw .operation("list", path: "queued/", error) }
+            guard let name else { break }
+            if EntryName(fileName: name) != nil { continue }
+            try take(name, into: &report)
+        }
+        return report
+    }
+
+    private func take(_ name: FileName, into report: inout IntakeReport) throws(SpoolError) {
+        let queued = spool.directory(.queued)
+        let status: FileStatus?
+        do { status = try queued.status(of: name) } catch { throw .operation("look at", path: "queued/\(name)", error) }
+        guard let status else { return }
+        guard status.kind == .regular else {
+            try flag(name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read", report: &report)
+            return
+        }
+        let bytes: [UInt8]
+        switch readIntakeFile(name) {
+        case .vanished: return
+        case .refused(let reason):
+            try flag(name, reason: reason, report: &report)
+            return
+        case .read(let content): bytes = content
+        }
+
+        let record: Record
+        switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
+        case .success(let parsed):
+            record = parsed
+        case .failure(let problem):
+            if problem.mayBeIncomplete && now - status.modified < configuration.settle {
+                report.settling += 1
+                return
+            }
+            try flag(name, reason: problem.description, report: &report)
+            return
+        }
+
+        let subscribers: [Subscriber]
+        switch route(record) {
+        case .chosen(let chosen): subscribers = chosen
+        case .refused(let reason):
+            try flag(name, reason: reason, report: &report)
+            return
+        }
+
+        // Plan first, write after: a conflict on any subscriber leaves the
+        // whole file untouched for a person to look at.
+        var toWrite: [EntryName] = []
+        var alreadyThere: [(EntryName, SpoolState)] = []
+        for subscriber in subscribers {
+            let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
+            guard let state = try spool.locate(entry.fileName) else {
+                toWrite.append(entry)
+                continue
+            }
+            let existing = try spool.read(entry.fileName, in: state, limit: configuration.maxRecordSize + 1)
+            // A route merged into a workout changes its bytes; the same
+            // workout dropped again is still a repeat, not a conflict.
+            guard existing == bytes || record.awaitRoute else {
+                try flag(
+                    name,
+                    reason: "id \(record.id) is already used by \(state.rawValue)/\(entry) with a different body; "
+                        + "give the record a new id, or use `courier copy` for a deliberate duplicate",
+                    report: &report)
+                return
+            }
+            alreadyThere.append((entry, state))
+        }
+
+        let target: SpoolState = record.awaitRoute ? .awaitingRoute : .queued
+        for entry in toWrite {
+            try spool.deliverNewFile(bytes, named: entry.fileName, into: target)
+        }
+        let origin = "from \(Self.printable(name))"
+        var lines = toWrite.map { entry in
+            LedgerLine(
+                time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                event: record.awaitRoute ? .awaitingRoute : .accepted, detail: "kind=\(record.kind) \(origin)")
+        }
+        lines += alreadyThere.map { entry, state in
+            LedgerLine(
+                time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
+        }
+        try ledger.append(lines)
+        do { try queued.remove(name) } catch { throw .operation("remove", path: "queued/\(name)", error) }
+        report.accepted += toWrite.count
+        report.duplicates += alreadyThere.count
+    }
+
+    /// The record's subscribers: those it names, or every subscriber whose
+    /// `kinds` take its kind.
+    private enum Routing {
+        case chosen([Subscriber])
+        case refused(String)
+    }
+
+    private func route(_ record: Record) -> Routing {
+        if let names = record.subscribers {
+            var chosen: [Subscriber] = []
+            for name in names {
+                guard let subscriber = configuration.subscriber(named: name) else {
+                    return .refused("`subscribers` names \(name), which is not configured")
+                }
+                chosen.append(subscriber)
+            }
+            return .chosen(chosen)
+        }
+        let chosen = configuration.subscribers.filter { $0.takes(kind: record.kind) }
+        return chosen.isEmpty ? .refused("no subscriber takes kind \(record.kind)") : .chosen(chosen)
+    }
+
+    private enum IntakeRead {
+        case read([UInt8])
+        case refused(String)
+        case vanished
+    }
+
+    /// Opens without following links or blocking on FIFOs, and checks the
+    /// opened file again: the name may have been swapped since lstat.
+    private func readIntakeFile(_ name: FileName) -> IntakeRead {
+        do {
+            let file = try spool.directory(.queued).openFile(name, flags: O_RDONLY)
+            let opened = try file.status()
+            guard opened.kind == .regular else {
+                return .refused("not a regular file (\(Self.describe(opened.kind)))")
+            }
+            if opened.size > configuration.maxRecordSize {
+                return .refused(RecordProblem.tooLarge(size: opened.size, limit: configuration.maxRecordSize).description)
+            }
+            return .read(try file.read(upTo: configuration.maxRecordSize + 1))
+        } catch where error == .noSuchFile {
+            return .vanished
+        } catch {
+            return .refused("unreadable: \(error)")
+        }
+    }
+
+    /// Moves an intake file to needsAttention/ unchanged, under a safe name,
+    /// with the reason in the ledger first.
+    private func flag(_ name: FileName, reason: String, report: inout IntakeReport) throws(SpoolError) {
+        let safe = try Self.safeName(for: name, at: now, in: spool.directory(.needsAttention))
+        try ledger.append(
+            LedgerLine(
+                time: now, round: round.value, subscriber: "-", key: safe.description, event: .invalid,
+                detail: "\(reason) (dropped as \(Self.printable(name)))"))
+        do {
+            try spool.move(name, from: .queued, to: .needsAttention, as: safe)
+        } catch {
+            if case .rename(_, _, let errno) = error, errno == .noSuchFile { return }
+            throw error
+        }
+        try spool.sync([.queued, .needsAttention])
+        report.invalid += 1
+        report.flagged.append(safe.description)
+    }
+
+    /// `invalid-20261130T070000Z-NAME`: NAME with every byte outside
+    /// `[A-Za-z0-9._-]` made `_`, so it is one safe path component that
+    /// can never parse as an entry. A name that was flagged before keeps
+    /// its original part instead of growing.
+    static func safeName(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
+        -> FileName
+    {
+        var original = name.bytes
+        let prefix = Array("invalid-".utf8)
+        if original.starts(with: prefix), original.count > prefix.count + 17,
+            original[prefix.count + 16] == UInt8(ascii: "Z"), original[prefix.count + 17] == UInt8(ascii: "-")
+        {
+            original.removeFirst(prefix.count + 18)
+        }
+        let cleaned = original.prefix(120).map { byte -> UInt8 in
+            RecordID.isIDByte(byte) && byte != UInt8(ascii: ":") ? byte : UInt8(ascii: "_")
+        }
+        let base = "invalid-\(time.compact)-" + String(decoding: cleaned, as: UTF8.self)
+        var candidate = FileName(base)
+        var counter = 2
+        do {
+            while try directory.contains(candidate) {
+                candidate = FileName("\(base)-\(counter)")
+                counter += 1
+            }
+        } catch {
+            throw .operation("look up", path: "needsAttention/\(candidate)", error)
+        }
+        return candidate
+    }
+
+    /// A dropped file's name for the ledger: printable, never a tab.
+    static func printable(_ name: FileName) -> String {
+        String(String(decoding: name.bytes, as: UTF8.self).prefix(100))
+    }
+
+    static func describe(_ kind: FileStatus.Kind) -> String {
+        switch kind {
+        case .regular: return "regular file"
+        case .directory: return "directory"
+        case .symbolicLink: return "symbolic link"
+        case .fifo: return "FIFO"
+        case .socket: return "socket"
+        case .characterDevice: return "character device"
+        case .blockDevice: return "block device"
+        case .unknown: return "unknown file type"
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// One round: recover → intake → deliver → summarise. Every step is safe
+/// to repeat, so a round killed at any instant is finished by the next.
+public struct Round {
+    public let spool: Spool
+    public let configuration: Configuration
+    public let mode: RoundMode
+
+    public init(spool: Spool, configuration: Configuration, mode: RoundMode) {
+        self.spool = spool
+        self.configuration = configuration
+        self.mode = mode
+    }
+
+    public static let lastRoundFile = "last-round.json"
+
+    /// Runs a round unless another holds the spool; with `wait`, waits for it.
+    public func run(wait: Bool) throws(RoundError) -> RoundResult {
+        let lock: RoundLock?
+        do { lock = try spool.lockRound(wait: wait) } catch { throw .spool(error) }
+        guard let lock else { return .busy }
+        return try withExtendedLifetime(lock) { () throws(RoundError) -> RoundResult in
+            .ran(try runLocked())
+        }
+    }
+
+    private func runLocked() throws(RoundError) -> RoundSummary {
+        let started = Timestamp.now()
+        let clock = MonotonicInstant.now()
+        let round = RoundID.make(at: started)
+        let ledger = Ledger(directory: spool.ledgerDirectory)
+        var summary = RoundSummary(round: round, mode: mode, started: started)
+        do {
+            summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
+            let intake = try Intake(spool: spool, configuration: configuration, ledger: ledger, round: round, now: started).run()
+            summary.accepted = intake.accepted
+            summary.invalid = intake.invalid
+            summary.duplicates = intake.duplicates
+            summary.settling = intake.settling
+            summary.attention += intake.flagged
+        } catch {
+            throw .spool(error)
+        }
+        summary = try DeliveryPass(
+            spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode, summary: summary
+        ).run()
+        summary.finished = Timestamp.now().rfc3339
+        summary.durationMilliseconds = (MonotonicInstant.now() - clock).milliseconds
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(summary) {
+            do { try spool.writeControlFile(Self.lastRoundFile, Array(data) + [0x0A]) } catch { throw .spool(error) }
+        }
+        return summary
+    }
+
+    /// The summary the last finished round left, if any.
+    public static func lastSummary(in spool: Spool) -> RoundSummary? {
+        guard let bytes = spool.readControlFile(lastRoundFile) else { return nil }
+        return try? JSONDecoder().decode(RoundSummary.self, from: Data(bytes))
+    }
+}
+
+/// Whatever is in `sending/` when a round starts was in flight when a
+/// round died: it goes back to `queued/` with the same key.
+struct Recovery {
+    let spool: Spool
+    let ledger: Ledger
+    let round: RoundID
+
+    func run() throws(SpoolError) -> Int {
+        let names: [FileName]
+        do { names = try spool.directory(.sending).sortedNames() } catch {
+            throw .operation("list", path: "sending/", error)
+        }
+        guard !names.isEmpty else { return 0 }
+        let now = Timestamp.now()
+        let lines = names.map { name in
+            let entry = EntryName(fileName: name)
+            return LedgerLine(
+                time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
+                key: entry?.key.description ?? name.description, event: .recovered,
+                detail: "was in sending/ when a round stopped; back to queued/")
+        }
+        try ledger.append(lines)
+        for name in names {
+            do {
+                try spool.move(name, from: .sending, to: .queued)
+            } catch {
+                if case .rename(_, _, let errno) = error, errno == .noSuchFile { continue }
+                throw error
+            }
+        }
+        try spool.sync([.sending, .queued])
+        return names.count
+    }
+}

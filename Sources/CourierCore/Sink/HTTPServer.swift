@@ -1,0 +1,176 @@
+import Foundation
+import Glibc
+import Synchronization
+
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public let what: String
+    public let error: Errno
+    public var description: String { "unable to \(what): \(error)" }
+}
+
+/// A small threaded HTTP/1.1 server (keep-alive, Content-Length bodies)
+/// for loopback use: the reference sink and the tests' fault server.
+/// One thread accepts; each connection gets its own thread.
+public final class HTTPServer: Sendable {
+    public let port: UInt16
+    public let host: String
+    private let listener: Int32
+    private let bodyLimit: Int
+    private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
+    private let state = Mutex(State())
+
+    private struct State {
+        var stopped = false
+        var connections: Set<Int32> = []
+    }
+
+    /// Binds at once (port 0: an ephemeral port, read back from `port`).
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, bodyLimit: Int = 8 << 20,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
+    ) throws(HTTPServerError) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HTTPServerError(what: "create a socket", error: .current) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw HTTPServerError(what: "use address \(host) (give an IPv4 address such as 127.0.0.1)", error: Errno(EINVAL))
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            let error = Errno.current
+            close(fd)
+            throw HTTPServerError(what: "listen on \(host):\(port)", error: error)
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.listener = fd
+        self.port = UInt16(bigEndian: actual.sin_port)
+        self.host = host
+        self.bodyLimit = bodyLimit
+        self.handler = handler
+    }
+
+    deinit { stop() }
+
+    public var address: String { "\(host):\(port)" }
+
+    /// Starts accepting on a thread of its own and returns at once.
+    public func start() {
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Stops accepting and hangs up every connection. Safe to repeat.
+    public func stop() {
+        let connections = state.withLock { state -> Set<Int32> in
+            guard !state.stopped else { return [] }
+            state.stopped = true
+            shutdown(listener, Int32(SHUT_RDWR))
+            return state.connections
+        }
+        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                if state.withLock({ $0.stopped }) {
+                    close(listener)
+                    return
+                }
+                // Out of descriptors: back off rather than spin.
+                usleep(10_000)
+                continue
+            }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            let accepted = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.connections.insert(fd)
+                return true
+            }
+            guard accepted else {
+                close(fd)
+                continue
+            }
+            let thread = Thread { [self] in
+                serve(fd)
+                state.withLock { _ = $0.connections.remove(fd) }
+                close(fd)
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        // An idle keep-alive connection is dropped after 30 s.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let parsed: (HTTPRequest, Int)?
+            do {
+                parsed = try HTTPRequestParser.parse(buffer, bodyLimit: bodyLimit)
+            } catch {
+                let status: Int
+                switch error {
+                case .headersTooLarge: status = 431
+                case .bodyTooLarge: status = 413
+                case .lengthRequired: status = 411
+                case .unsupportedEncoding: status = 501
+                case .malformed: status = 400
+                }
+                send(fd, HTTPResponse.json(status, "{\"error\":\"\(status)\"}").serialized(keepAlive: false))
+                return
+            }
+            guard let (request, used) = parsed else {
+                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { return }
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            buffer.removeFirst(used)
+            let keepAlive = request.header("connection")?.lowercased() != "close"
+            switch handler(request) {
+            case .respond(let response):
+                guard send(fd, response.serialized(keepAlive: keepAlive)), keepAlive else { return }
+            case .stall(let duration):
+                let deadline = MonotonicInstant.now() + duration
+                while MonotonicInstant.now() < deadline, !state.withLock({ $0.stopped }) { usleep(20_000) }
+                return
+            case .reset:
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                return
+            case .raw(let bytes):
+                send(fd, bytes)
+                return
+            }
+        }
+    }
+
+    @discardableResult
+    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return false }
+            offset += count
+        }
+        return true
+    }
+}

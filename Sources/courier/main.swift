@@ -1,0 +1,3 @@
+import CourierCLI
+
+CourierCommandLine.main()

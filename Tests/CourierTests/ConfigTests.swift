@@ -1,0 +1,110 @@
+import CourierCore
+import Foundation
+import Testing
+
+@Suite struct ConfigTests {
+    static func parse(_ text: String) throws(ConfigError) -> Configuration {
+        try Configuration.parse(Array(text.utf8), file: "/etc/courier/courier.conf")
+    }
+
+    static let full = """
+        [courier]
+        spool = /var/spool/courier
+        device-id = host-01
+        notify = failures            ; always | failures | off
+        notify-command = /usr/local/bin/courier-notify
+        retention = 183d
+        route-wait = 1h
+        settle = 5s
+        background-timeout = 15s
+        foreground-timeout = 30s
+        backoff = 2s 4s 8s 16s
+        max-record-size = 1MiB
+
+        [subscriber alpha]
+        url = https://hooks.example.org/courier
+        kinds = workout sleep route
+        token-file = alpha.token
+        header = X-Tenant: acme
+        header = X-Other: two words
+        concurrency = 8
+        signing-secret-file = /etc/courier/alpha.whsec
+        ca-file = ca.pem
+
+        [subscriber beta]
+        url = http://127.0.0.1:9/x
+        """
+
+    @Test func everyKeyIsParsedAndTyped() throws {
+        let configuration = try Self.parse(Self.full)
+        #expect(configuration.spool == "/var/spool/courier")
+        #expect(configuration.deviceID == "host-01")
+        #expect(configuration.notify == .failures)
+        #expect(configuration.notifyCommand == "/usr/local/bin/courier-notify")
+        #expect(configuration.retention == .seconds(183 * 86_400))
+        #expect(configuration.routeWait == .seconds(3600))
+        #expect(configuration.settle == .seconds(5))
+        #expect(configuration.backgroundTimeout == .seconds(15))
+        #expect(configuration.foregroundTimeout == .seconds(30))
+        #expect(configuration.backoff == [.seconds(2), .seconds(4), .seconds(8), .seconds(16)])
+        #expect(configuration.maxRecordSize == 1 << 20)
+        #expect(configuration.subscribers.map(\.name.value) == ["alpha", "beta"])
+        let alpha = configuration.subscribers[0]
+        #expect(alpha.url == "https://hooks.example.org/courier")
+        #expect(alpha.kinds == ["workout", "sleep", "route"])
+        #expect(alpha.tokenFile == "/etc/courier/alpha.token")
+        #expect(alpha.caFile == "/etc/courier/ca.pem")
+        #expect(alpha.headers == [HTTPHeaderField(name: "X-Tenant", value: "acme"), HTTPHeaderField(name: "X-Other", value: "two words")])
+        #expect(alpha.signingSecretFile == "/etc/courier/alpha.whsec")
+        #expect(configuration.subscribers[1].kinds == nil)
+        #expect(configuration.subscribers[1].concurrency == 8)
+    }
+
+    @Test func theShippedExampleIsValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = root.appendingPathComponent("etc/courier.conf").path
+        let configuration = try Configuration.load(file: file, readingSecrets: false)
+        #expect(configuration.spool.hasSuffix("etc/../spool"))
+    }
+
+    /// Each bad line is refused with its line number and key.
+    @Test(arguments: [
+        ("[courier]\nspool = /s\ncolour = blue\n[subscriber a]\nurl = http://h/x\n", "courier.conf:3: [courier] colour: unknown key"),
+        ("[courier]\nsettle = 5\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: [courier] settle: `5` is not a duration"),
+        ("[courier]\nnotify = sometimes\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: [courier] notify: must be always"),
+        ("[subscriber a]\nurl = ftp://h/x\n", "courier.conf:2: [subscriber a] url: must be an http"),
+        ("[subscriber a]\nurl = http://h/x\nconcurrency = 0\n", "courier.conf:3: [subscriber a] concurrency"),
+        ("[subscriber a]\nurl = http://h/x\nheader = Idempotency-Key: x\n", "courier.conf:3: [subscriber a] header: Idempotency-Key is set by courier"),
+        ("[subscriber a]\nurl = http://h/x\nheader = novalue\n", "courier.conf:3: [subscriber a] header: must be `Name: value`"),
+        ("[subscriber a]\nkinds = sleep\n", "[subscriber a] has no url"),
+        ("[subscriber a]\nurl = http://h/x\n[subscriber a]\nurl = http://h/y\n", "courier.conf:3: [subscriber a] appears twice"),
+        ("spool = /s\n[subscriber a]\nurl = http://h/x\n", "courier.conf:1: `spool` is outside any [section]"),
+        ("[courier]\nspool = /s\n", "no [subscriber NAME] section"),
+        ("[courier]\nthis is not ini\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: not `[section]`"),
+        ("[catalog x]\nurl = http://h/x\n", "courier.conf:2: unknown section [catalog x]"),
+        ("[subscriber a.b]\nurl = http://h/x\n", "subscriber name `a.b`"),
+        ("[courier]\nsettle = 5s\nsettle = 6s\n[subscriber a]\nurl = http://h/x\n", "courier.conf:3: [courier] settle: given twice"),
+        ("[subscriber a]\nurl = http://h/" + String(repeating: "x", count: 300) + "\n", "courier.conf:2: line is too long"),
+    ])
+    func badConfigsNameTheLine(text: String, expected: String) {
+        do {
+            let configuration = try Self.parse(text)
+            Issue.record("accepted a bad config: \(configuration.subscribers.map(\.url))")
+        } catch {
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    @Test func missingSecretFilesAreRefusedBeforeAnythingMoves() throws {
+        let directory = TemporaryDirectory("config")
+        try directory.write("[subscriber a]\nurl = http://127.0.0.1:1/x\ntoken-file = missing.token\n", to: "courier.conf")
+        #expect {
+            try Configuration.load(file: directory.path + "/courier.conf", readingSecrets: true)
+        } throws: { error in
+            "\(error)".contains("courier.conf:3: token-file: unable to use \(directory.path)/missing.token")
+        }
+        try directory.write("s3cr3t-token\n", to: "missing.token")
+        let configuration = try Configuration.load(file: directory.path + "/courier.conf", readingSecrets: true)
+        #expect(configuration.subscribers[0].token == "s3cr3t-token")
+    }
+}

@@ -1,0 +1,44 @@
+import CourierCore
+import Testing
+
+@Suite struct LedgerTests {
+    @Test func escapingKeepsOneEventOnOneLine() throws {
+        let nasty = "a\tb\nc\rd\\e\u{1}f"
+        let line = LedgerLine(
+            time: Timestamp(rfc3339: "2026-11-30T07:00:00Z")!, round: "r1", subscriber: "alpha", key: "k",
+            event: .needsAttention, status: 500, attempt: 1, durationMilliseconds: 12, detail: nasty)
+        let text = line.formatted
+        #expect(text.filter { $0 == "\n" }.count == 1)
+        #expect(text.hasSuffix("\n"))
+        let columns = text.dropLast().split(separator: "\t", omittingEmptySubsequences: false)
+        #expect(columns.count == 9)
+        #expect(columns[8] == #"a\tb\nc\rd\\e\x01f"#)
+        let parsed = try #require(LedgerLine(parsing: text.dropLast()))
+        #expect(parsed == line)
+    }
+
+    @Test func detailIsClippedTo200BytesOnACharacterBoundary() {
+        let long = String(repeating: "é", count: 150)  // 300 bytes
+        let line = LedgerLine(time: .now(), round: "r", subscriber: "s", key: "k", event: .sent, detail: long)
+        let detail = line.formatted.dropLast().split(separator: "\t", omittingEmptySubsequences: false)[8]
+        #expect(detail.utf8.count == 200)
+        #expect(detail == Substring(String(repeating: "é", count: 100)))
+    }
+
+    @Test func appendedLinesAreReadBackPerDay() throws {
+        let spool = try TemporarySpool()
+        let ledger = Ledger(directory: spool.spool.ledgerDirectory)
+        let day1 = Timestamp(rfc3339: "2026-11-29T23:59:59Z")!
+        let day2 = Timestamp(rfc3339: "2026-11-30T00:00:01Z")!
+        try ledger.append([
+            LedgerLine(time: day1, round: "r", subscriber: "a", key: "k1", event: .sent, status: 201, attempt: 1),
+            LedgerLine(time: day2, round: "r", subscriber: "a", key: "k2", event: .retry, status: 503, attempt: 1),
+        ])
+        #expect(try spool.names(in: .sent).isEmpty)
+        let files = try Ledger.dayFiles(in: spool.spool.ledgerDirectory).map(\.day)
+        #expect(files == ["2026-11-29", "2026-11-30"])
+        let lines = try spool.ledger()
+        #expect(lines.map(\.key) == ["k1", "k2"])
+        #expect(lines.map(\.event) == [.sent, .retry])
+    }
+}

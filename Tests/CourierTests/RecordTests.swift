@@ -1,0 +1,61 @@
+import CourierCore
+import Testing
+
+@Suite struct RecordTests {
+    static func problem(_ text: String, limit: Int = 1 << 20) -> RecordProblem? {
+        if case .failure(let problem) = Record.parse(Array(text.utf8), maximumSize: limit) { return problem }
+        return nil
+    }
+
+    @Test func aFullRecordParses() throws {
+        let text = #"{"id":"w-1","kind":"workout","time":"2026-11-30T07:00:00Z","subscribers":["alpha"],"awaitRoute":true,"data":{"km":5},"extra":1}"#
+        let record = try Record.parse(Array(text.utf8), maximumSize: 1 << 20).get()
+        #expect(record.id.value == "w-1")
+        #expect(record.kind == "workout")
+        #expect(record.time == Timestamp(rfc3339: "2026-11-30T07:00:00Z"))
+        #expect(record.subscribers == [SubscriberName("alpha")!])
+        #expect(record.awaitRoute)
+        #expect(record.bytes == Array(text.utf8))
+    }
+
+    @Test(arguments: [
+        (#"{"kind":"sleep"}"#, RecordProblem.missingField("id")),
+        (#"{"id":"a"}"#, .missingField("kind")),
+        (#"[1,2]"#, .notAnObject),
+        (#"{"id":"a","kind":"route"}"#, .missingField("for")),
+    ])
+    func missingPiecesAreNamed(text: String, expected: RecordProblem) {
+        #expect(Self.problem(text) == expected)
+    }
+
+    @Test(arguments: [
+        #"{"id":"../x","kind":"sleep"}"#, #"{"id":"a/b","kind":"sleep"}"#, #"{"id":"a\u0000b","kind":"sleep"}"#,
+        #"{"id":".x","kind":"sleep"}"#, #"{"id":5,"kind":"sleep"}"#, #"{"id":"a","kind":"sl eep"}"#,
+        #"{"id":"a","kind":"sleep","time":"yesterday"}"#, #"{"id":"a","kind":"sleep","awaitRoute":1}"#,
+        #"{"id":"a","kind":"sleep","subscribers":"alpha"}"#, #"{"id":"a","kind":"sleep","subscribers":["a@b"]}"#,
+    ])
+    func badFieldsAreRefused(text: String) throws {
+        let problem = try #require(Self.problem(text))
+        guard case .badField = problem else {
+            Issue.record("expected a bad field, got \(problem)")
+            return
+        }
+        #expect(!problem.mayBeIncomplete)
+    }
+
+    @Test func hugeIDsAndRecordsAreRefused() throws {
+        let hugeID = #"{"id":""# + String(repeating: "a", count: 1 << 20) + #"","kind":"sleep"}"#
+        #expect(Self.problem(hugeID, limit: 4 << 20) == .badField("id", "id is \(1 << 20) bytes long (at most 128)"))
+        #expect(Self.problem(hugeID) == .tooLarge(size: hugeID.utf8.count, limit: 1 << 20))
+    }
+
+    @Test func halfWrittenFilesMayBeIncomplete() throws {
+        let problem = try #require(Self.problem(#"{"id":"a","kin"#))
+        #expect(problem.mayBeIncomplete)
+        let notUTF8 = Record.parse([0x7B, 0xFF, 0x7D], maximumSize: 100)
+        guard case .failure(.notUTF8) = notUTF8 else {
+            Issue.record("accepted invalid UTF-8")
+            return
+        }
+    }
+}

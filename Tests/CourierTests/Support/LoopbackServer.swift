@@ -1,0 +1,45 @@
+import CourierCore
+import Synchronization
+
+/// The tests' HTTP server on 127.0.0.1: answers by a script and records
+/// every request it got, in order.
+final class LoopbackServer: Sendable {
+    let server: HTTPServer
+    private let log: RequestLog
+
+    /// Shared by reference between the server's threads and the test.
+    private final class RequestLog: Sendable {
+        let requests = Mutex<[HTTPRequest]>([])
+    }
+
+    init(_ behaviour: @escaping @Sendable (HTTPRequest, Int) -> HTTPServerAction) throws {
+        let log = RequestLog()
+        self.log = log
+        server = try HTTPServer { request in
+            let count = log.requests.withLock { requests -> Int in
+                requests.append(request)
+                return requests.filter { $0.header("idempotency-key") == request.header("idempotency-key") }.count
+            }
+            return behaviour(request, count)
+        }
+        server.start()
+    }
+
+    /// A server that answers every request with `status`.
+    convenience init(status: Int, body: String = "{}", headers: [(name: String, value: String)] = []) throws {
+        try self.init { _, _ in .respond(HTTPResponse(status: status, headers: headers, body: Array(body.utf8))) }
+    }
+
+    deinit { server.stop() }
+
+    var url: String { "http://\(server.address)/hook" }
+
+    var requests: [HTTPRequest] { log.requests.withLock { $0 } }
+
+    /// How many requests carried each Idempotency-Key.
+    var countsByKey: [String: Int] {
+        var counts: [String: Int] = [:]
+        for request in requests { counts[request.header("idempotency-key") ?? "-", default: 0] += 1 }
+        return counts
+    }
+}
