@@ -6,6 +6,13 @@ public struct HTTPRequest: Sendable {
     public let headers: [(name: String, value: String)]
     public let body: [UInt8]
 
+    public init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.method = method
+        self.target = target
+        self.headers = headers.map { ($0.name.lowercased(), $0.value) }
+        self.body = body
+    }
+
     public func header(_ name: String) -> String? {
         let lower = name.lowercased()
         return headers.last { $0.name == lower }?.value

@@ -7,6 +7,8 @@ final class TemporarySpool {
     let directory: TemporaryDirectory
     let spool: Spool
     var configuration: Configuration
+    /// Servers that must live as long as the spool does.
+    var companions: [AnyObject] = []
 
     init(subscribers: [Subscriber] = []) throws {
         directory = TemporaryDirectory("spool")

@@ -1,0 +1,101 @@
+import CourierCore
+import Foundation
+import Glibc
+import Testing
+
+@Suite struct SinkTests {
+    static func post(_ sink: Sink, key: String?, body: String, headers: [(String, String)] = []) -> HTTPResponse {
+        var all = headers
+        if let key { all.append(("idempotency-key", key)) }
+        let request = HTTPRequest(method: "POST", target: "/records", headers: all, body: Array(body.utf8))
+        guard case .respond(let response) = sink.handle(request) else { return HTTPResponse(status: 0) }
+        return response
+    }
+
+    @Test func eachKeyIsStoredOnce() throws {
+        let directory = TemporaryDirectory("sink")
+        let sink = try Sink(directory: directory.path)
+        #expect(Self.post(sink, key: "k1", body: #"{"a":1}"#).status == 201)
+        #expect(Self.post(sink, key: "k1", body: #"{"a":1}"#).status == 200)
+        #expect(Self.post(sink, key: "k1", body: #"{"a":2}"#).status == 422)
+        #expect(Self.post(sink, key: nil, body: #"{"a":1}"#).status == 400)
+        #expect(Self.post(sink, key: "../etc/x", body: #"{"a":1}"#).status == 400)
+        #expect(Self.post(sink, key: "k2", body: "not json").status == 400)
+        let stored = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/new")
+        #expect(stored == ["k1.json"])
+        #expect(try String(contentsOfFile: directory.path + "/new/k1.json", encoding: .utf8) == #"{"a":1}"#)
+    }
+
+    @Test func keysOlderThanFourteenDaysAreForgotten() throws {
+        let directory = TemporaryDirectory("sink")
+        let sink = try Sink(directory: directory.path)
+        #expect(Self.post(sink, key: "old", body: #"{"a":1}"#).status == 201)
+        let handle = try DirectoryHandle.open(path: directory.path + "/new")
+        try handle.setModified(FileName("old.json"), to: .now() - .seconds(15 * 86_400))
+        #expect(Self.post(sink, key: "old", body: #"{"a":2}"#).status == 201)
+    }
+
+    @Test func signaturesAreChecked() throws {
+        let directory = TemporaryDirectory("sink")
+        let secret = WebhookSigner.decodeSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!
+        let sink = try Sink(directory: directory.path, signingSecret: secret)
+        let body = #"{"a":1}"#
+        let now = Timestamp.now().secondsSinceEpoch
+        let good = WebhookSigner(secret: secret).signature(id: "k", timestamp: now, body: Array(body.utf8))
+        let headers = [("webhook-id", "k"), ("webhook-timestamp", String(now))]
+        #expect(Self.post(sink, key: "k", body: body, headers: headers + [("webhook-signature", "v1,AAAA")]).status == 401)
+        #expect(Self.post(sink, key: "k", body: body).status == 401)
+        #expect(Self.post(sink, key: "k", body: body, headers: headers + [("webhook-signature", "v1,x " + good)]).status == 201)
+    }
+
+    @Test func garbageOnTheWireNeverCrashesIt() throws {
+        let directory = TemporaryDirectory("sink")
+        let sink = try Sink(directory: directory.path)
+        let server = try HTTPServer(bodyLimit: 1024, handler: sink.handle)
+        server.start()
+        defer { server.stop() }
+        let cases: [[UInt8]] = [
+            Array("GARBAGE\r\n\r\n".utf8),
+            Array("POST /x HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n".utf8),
+            Array("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8),
+            Array("POST /x HTTP/1.1\r\n\r\n".utf8),
+            [0xFF, 0xFE, 0x00, 0x0D, 0x0A, 0x0D, 0x0A],
+            Array("POST /x HTTP/1.1\r\n".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 70_000),
+        ]
+        let expected = [400, 413, 501, 411, 400, 431]
+        for (bytes, status) in zip(cases, expected) {
+            let answer = try Self.exchange(bytes, port: server.port)
+            #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer.prefix(40))")
+        }
+        // Still serving after all that.
+        let ok = try Self.exchange(
+            Array("POST /x HTTP/1.1\r\nIdempotency-Key: fine\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{\"a\":1}".utf8),
+            port: server.port)
+        #expect(ok.hasPrefix("HTTP/1.1 201 "))
+    }
+
+    /// Sends raw bytes, returns whatever comes back before the server hangs up.
+    static func exchange(_ bytes: [UInt8], port: UInt16) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestFailure("connect failed") }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            answer += chunk[0..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+}
