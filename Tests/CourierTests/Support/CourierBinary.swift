@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+
+/// The built `courier` executable, run as a person or systemd would.
+struct CourierBinary {
+    let path: String
+
+    /// Next to the test bundle: `swift build --build-tests` builds both.
+    static func locate() throws -> CourierBinary {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let candidate = executable.deletingLastPathComponent().appendingPathComponent("courier").path
+        guard FileManager.default.isExecutableFile(atPath: candidate) else {
+            throw TestFailure("no courier binary at \(candidate): run `swift build --build-tests` first")
+        }
+        return CourierBinary(path: candidate)
+    }
+
+    struct Result {
+        let status: Int32
+        let output: String
+        let error: String
+    }
+
+    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = start(arguments, environment: environment)
+        let output = Pipe()
+        let error = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            error: String(decoding: err, as: UTF8.self))
+    }
+
+    func start(_ arguments: [String], environment: [String: String] = [:]) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        merged.removeValue(forKey: "COURIER_CONFIG")
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        return process
+    }
+}
