@@ -46,7 +46,9 @@ public enum CourierCommandLine {
         }
     }
 
-    private static func dispatch(_ command: String, _ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+    private static func dispatch(_ command: String, _ arguments: inout Arguments, _ invocation: Invocation)
+        throws(CLIError)
+    {
         switch command {
         case "init": try InitCommand.run(&arguments, invocation)
         case "enqueue": try EnqueueCommand.run(&arguments, invocation)
@@ -70,7 +72,8 @@ public enum CourierCommandLine {
     /// The process entry point: a few lines, so that everything above is
     /// testable in process.
     public static func main() -> Never {
-        let status = run(Array(Swift.CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        let status = run(
+            Array(Swift.CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         exit(status.rawValue)
     }
 }

@@ -54,14 +54,18 @@ import Testing
         #expect(alpha.kinds == ["workout", "sleep", "route"])
         #expect(alpha.tokenFile == "/etc/courier/alpha.token")
         #expect(alpha.caFile == "/etc/courier/ca.pem")
-        #expect(alpha.headers == [HTTPHeaderField(name: "X-Tenant", value: "acme"), HTTPHeaderField(name: "X-Other", value: "two words")])
+        #expect(
+            alpha.headers == [
+                HTTPHeaderField(name: "X-Tenant", value: "acme"), HTTPHeaderField(name: "X-Other", value: "two words"),
+            ])
         #expect(alpha.signingSecretFile == "/etc/courier/alpha.whsec")
         #expect(configuration.subscribers[1].kinds == nil)
         #expect(configuration.subscribers[1].concurrency == 8)
     }
 
     @Test func theShippedExampleIsValid() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let file = root.appendingPathComponent("etc/courier.conf").path
         let configuration = try Configuration.load(file: file, readingSecrets: false)
         #expect(configuration.spool.hasSuffix("etc/../spool"))
@@ -69,22 +73,46 @@ import Testing
 
     /// Each bad line is refused with its line number and key.
     @Test(arguments: [
-        ("[courier]\nspool = /s\ncolour = blue\n[subscriber a]\nurl = http://h/x\n", "courier.conf:3: [courier] colour: unknown key"),
-        ("[courier]\nsettle = 5\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: [courier] settle: `5` is not a duration"),
-        ("[courier]\nnotify = sometimes\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: [courier] notify: must be always"),
+        (
+            "[courier]\nspool = /s\ncolour = blue\n[subscriber a]\nurl = http://h/x\n",
+            "courier.conf:3: [courier] colour: unknown key"
+        ),
+        (
+            "[courier]\nsettle = 5\n[subscriber a]\nurl = http://h/x\n",
+            "courier.conf:2: [courier] settle: `5` is not a duration"
+        ),
+        (
+            "[courier]\nnotify = sometimes\n[subscriber a]\nurl = http://h/x\n",
+            "courier.conf:2: [courier] notify: must be always"
+        ),
         ("[subscriber a]\nurl = ftp://h/x\n", "courier.conf:2: [subscriber a] url: must be an http"),
         ("[subscriber a]\nurl = http://h/x\nconcurrency = 0\n", "courier.conf:3: [subscriber a] concurrency"),
-        ("[subscriber a]\nurl = http://h/x\nheader = Idempotency-Key: x\n", "courier.conf:3: [subscriber a] header: Idempotency-Key is set by courier"),
-        ("[subscriber a]\nurl = http://h/x\nheader = novalue\n", "courier.conf:3: [subscriber a] header: must be `Name: value`"),
+        (
+            "[subscriber a]\nurl = http://h/x\nheader = Idempotency-Key: x\n",
+            "courier.conf:3: [subscriber a] header: Idempotency-Key is set by courier"
+        ),
+        (
+            "[subscriber a]\nurl = http://h/x\nheader = novalue\n",
+            "courier.conf:3: [subscriber a] header: must be `Name: value`"
+        ),
         ("[subscriber a]\nkinds = sleep\n", "[subscriber a] has no url"),
-        ("[subscriber a]\nurl = http://h/x\n[subscriber a]\nurl = http://h/y\n", "courier.conf:3: [subscriber a] appears twice"),
+        (
+            "[subscriber a]\nurl = http://h/x\n[subscriber a]\nurl = http://h/y\n",
+            "courier.conf:3: [subscriber a] appears twice"
+        ),
         ("spool = /s\n[subscriber a]\nurl = http://h/x\n", "courier.conf:1: `spool` is outside any [section]"),
         ("[courier]\nspool = /s\n", "no [subscriber NAME] section"),
         ("[courier]\nthis is not ini\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: not `[section]`"),
         ("[catalog x]\nurl = http://h/x\n", "courier.conf:2: unknown section [catalog x]"),
         ("[subscriber a.b]\nurl = http://h/x\n", "subscriber name `a.b`"),
-        ("[courier]\nsettle = 5s\nsettle = 6s\n[subscriber a]\nurl = http://h/x\n", "courier.conf:3: [courier] settle: given twice"),
-        ("[subscriber a]\nurl = http://h/" + String(repeating: "x", count: 300) + "\n", "courier.conf:2: line is too long"),
+        (
+            "[courier]\nsettle = 5s\nsettle = 6s\n[subscriber a]\nurl = http://h/x\n",
+            "courier.conf:3: [courier] settle: given twice"
+        ),
+        (
+            "[subscriber a]\nurl = http://h/" + String(repeating: "x", count: 300) + "\n",
+            "courier.conf:2: line is too long"
+        ),
     ])
     func badConfigsNameTheLine(text: String, expected: String) {
         do {
@@ -97,7 +125,8 @@ import Testing
 
     @Test func missingSecretFilesAreRefusedBeforeAnythingMoves() throws {
         let directory = TemporaryDirectory("config")
-        try directory.write("[subscriber a]\nurl = http://127.0.0.1:1/x\ntoken-file = missing.token\n", to: "courier.conf")
+        try directory.write(
+            "[subscriber a]\nurl = http://127.0.0.1:1/x\ntoken-file = missing.token\n", to: "courier.conf")
         #expect {
             try Configuration.load(file: directory.path + "/courier.conf", readingSecrets: true)
         } throws: { error in

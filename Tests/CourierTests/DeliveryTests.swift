@@ -104,7 +104,9 @@ import Testing
         #expect(request.header("webhook-id") == "signed-1")
         let stamp = try #require(Int64(request.header("webhook-timestamp") ?? ""))
         let signature = try #require(request.header("webhook-signature"))
-        #expect(WebhookSigner(secret: secret).verify(id: "signed-1", timestamp: stamp, body: request.body, header: signature))
+        #expect(
+            WebhookSigner(secret: secret).verify(
+                id: "signed-1", timestamp: stamp, body: request.body, header: signature))
         #expect(!(try spool.ledgerText().contains(signature)))
     }
 
@@ -119,7 +121,9 @@ import Testing
         let server = try LoopbackServer { request, _ in
             .respond(.json(401, #"{"error":"bad token \#(request.header("authorization") ?? "")"}"#))
         }
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url, token: "sekrit-value")])
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, token: "sekrit-value")
+        ])
         try spool.dropRecord(id: "r-1")
         try spool.runRound()
         let ledger = try spool.ledgerText()
@@ -151,7 +155,9 @@ import Testing
             gate.leave()
             return .respond(.json(200, "{}"))
         }
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url, concurrency: 3)])
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, concurrency: 3)
+        ])
         for index in 0..<24 { try spool.dropRecord(id: "c-\(index)") }
         try spool.runRound()
         #expect(try spool.names(in: .sent).count == 24)
@@ -161,7 +167,9 @@ import Testing
     // MARK: foreground
 
     @Test func foregroundRetriesThenDelivers() throws {
-        let server = try LoopbackServer { _, count in count <= 2 ? .respond(.json(503, "{}")) : .respond(.json(201, "{}")) }
+        let server = try LoopbackServer { _, count in
+            count <= 2 ? .respond(.json(503, "{}")) : .respond(.json(201, "{}"))
+        }
         let (spool, summary) = try Self.oneRecordRound(server: server, mode: .foreground)
         #expect(try spool.names(in: .sent) == ["r-1@alpha.json"])
         let events = try spool.ledger().filter { $0.subscriber == "alpha" }.map { "\($0.event.rawValue):\($0.attempt)" }
@@ -204,7 +212,9 @@ import Testing
             let key = request.header("idempotency-key") ?? ""
             return first.claim(key) == key && count <= 2 ? .respond(.json(503, "{}")) : .respond(.json(200, "{}"))
         }
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)])
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
+        ])
         spool.configuration.backoff = [.milliseconds(300), .milliseconds(300)]
         for index in 0..<11 { try spool.dropRecord(id: "item-\(index)") }
         try spool.runRound(.foreground)

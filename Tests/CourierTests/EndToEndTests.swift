@@ -6,7 +6,8 @@ import Testing
 /// The built binary, driven the way a person or systemd drives it.
 @Suite(.serialized) struct EndToEndTests {
     /// A config file aimed at `server`, and its spool, initialised by the binary.
-    static func setUp(server: LoopbackServer, extra: String = "") throws -> (TemporaryDirectory, CourierBinary, String) {
+    static func setUp(server: LoopbackServer, extra: String = "") throws -> (TemporaryDirectory, CourierBinary, String)
+    {
         let directory = TemporaryDirectory("e2e")
         try directory.write(
             """
@@ -31,7 +32,9 @@ import Testing
         try directory.write("[courier]\nsettle = soon\n[subscriber a]\nurl = http://127.0.0.1:1/\n", to: "courier.conf")
         let result = try CourierBinary.locate().run(["--config", directory.path + "/courier.conf", "check"])
         #expect(result.status == 78)
-        #expect(result.error.contains("courier: fatal: \(directory.path)/courier.conf:2: [courier] settle: `soon` is not a duration"))
+        #expect(
+            result.error.contains(
+                "courier: fatal: \(directory.path)/courier.conf:2: [courier] settle: `soon` is not a duration"))
     }
 
     @Test func usageErrorsExit64() throws {
@@ -44,7 +47,8 @@ import Testing
 
     @Test func scriptsDropRecordsAndPeopleOperateWithMvAndTheCLI() throws {
         let server = try LoopbackServer { request, _ in
-            request.header("idempotency-key") == "bad" ? .respond(.json(500, #"{"oops":true}"#)) : .respond(.json(201, "{}"))
+            request.header("idempotency-key") == "bad"
+                ? .respond(.json(500, #"{"oops":true}"#)) : .respond(.json(201, "{}"))
         }
         let (directory, binary, config) = try Self.setUp(server: server)
         let spool = directory.path + "/spool"
@@ -85,7 +89,8 @@ import Testing
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any])
         }
         let statusJSON = try binary.run(["--config", config, "status", "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(statusJSON.output.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(statusJSON.output.utf8)) as? [String: Any])
         #expect((object["counts"] as? [String: Int])?["failed"] == 1)
     }
 
@@ -132,7 +137,9 @@ import Testing
             let result = try binary.run(["--config", config, "run"])
             #expect(result.status == 0)
             rounds += 1
-            if try spool.directory(.queued).sortedNames().isEmpty && spool.directory(.sending).sortedNames().isEmpty { break }
+            if try spool.directory(.queued).sortedNames().isEmpty && spool.directory(.sending).sortedNames().isEmpty {
+                break
+            }
         }
         #expect(kills > 0, "no round was killed: the test proved nothing")
         var seen: [FileName: Int] = [:]

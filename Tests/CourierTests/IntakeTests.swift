@@ -5,7 +5,9 @@ import Testing
 
 /// Files dropped into queued/ under any name, good and bad.
 @Suite struct IntakeTests {
-    static func spoolWithServer(kinds: [String: Set<String>?] = ["alpha": nil]) throws -> (TemporarySpool, LoopbackServer) {
+    static func spoolWithServer(kinds: [String: Set<String>?] = ["alpha": nil]) throws -> (
+        TemporarySpool, LoopbackServer
+    ) {
         let server = try LoopbackServer(status: 201)
         let subscribers = kinds.keys.sorted().map { name in
             TemporarySpool.subscriber(name, url: server.url, kinds: kinds[name] ?? nil)
@@ -30,14 +32,17 @@ import Testing
     }
 
     @Test func fanOutFollowsKindsAndSubscribers() throws {
-        let (spool, _) = try Self.spoolWithServer(kinds: ["alpha": ["sleep", "workout"], "beta": ["workout"], "gamma": nil])
+        let (spool, _) = try Self.spoolWithServer(kinds: [
+            "alpha": ["sleep", "workout"], "beta": ["workout"], "gamma": nil,
+        ])
         try spool.dropRecord(id: "s1", kind: "sleep")
         try spool.dropRecord(id: "w1", kind: "workout")
         try spool.dropRecord(id: "n1", kind: "note", extra: #","subscribers":["beta"]"#)
         try spool.runRound()
-        #expect(try spool.names(in: .sent) == [
-            "n1@beta.json", "s1@alpha.json", "s1@gamma.json", "w1@alpha.json", "w1@beta.json", "w1@gamma.json",
-        ], "\((try? spool.ledgerText()) ?? "")")
+        #expect(
+            try spool.names(in: .sent) == [
+                "n1@beta.json", "s1@alpha.json", "s1@gamma.json", "w1@alpha.json", "w1@beta.json", "w1@gamma.json",
+            ], "\((try? spool.ledgerText()) ?? "")")
     }
 
     @Test func recordsNobodyTakesAreFlagged() throws {
@@ -84,7 +89,9 @@ import Testing
             for (index, byte) in socketPath.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         #expect(bound == 0)
         defer { close(socketFD) }
@@ -156,7 +163,8 @@ import Testing
     @Test func tooLargeRecordsAreFlaggedWithoutBeingRead() throws {
         let (spool, _) = try Self.spoolWithServer()
         spool.configuration.maxRecordSize = 100
-        try spool.drop(#"{"id":"big","kind":"sleep","data":""# + String(repeating: "x", count: 200) + #""}"#, as: "big.json")
+        try spool.drop(
+            #"{"id":"big","kind":"sleep","data":""# + String(repeating: "x", count: 200) + #""}"#, as: "big.json")
         try spool.runRound()
         #expect(try spool.ledger().last?.detail.contains("more than max-record-size (100)") == true)
     }

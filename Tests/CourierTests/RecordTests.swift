@@ -8,7 +8,8 @@ import Testing
     }
 
     @Test func aFullRecordParses() throws {
-        let text = #"{"id":"w-1","kind":"workout","time":"2026-11-30T07:00:00Z","subscribers":["alpha"],"awaitRoute":true,"data":{"km":5},"extra":1}"#
+        let text =
+            #"{"id":"w-1","kind":"workout","time":"2026-11-30T07:00:00Z","subscribers":["alpha"],"awaitRoute":true,"data":{"km":5},"extra":1}"#
         let record = try Record.parse(Array(text.utf8), maximumSize: 1 << 20).get()
         #expect(record.id.value == "w-1")
         #expect(record.kind == "workout")

@@ -28,7 +28,8 @@ import Testing
         let spool = try Self.spool(server: server)
         try spool.dropRecord(id: "r")
         let held = try #require(try spool.spool.lockRound(wait: false))
-        let result = try Round(spool: spool.spool, configuration: spool.configuration, mode: .background).run(wait: false)
+        let result = try Round(spool: spool.spool, configuration: spool.configuration, mode: .background).run(
+            wait: false)
         guard case .busy = result else {
             Issue.record("a round ran while another held the lock")
             return
@@ -62,7 +63,9 @@ import Testing
     }
 
     @Test func ackAndResendMoveLikeMvAndLeaveATrace() throws {
-        let server = try LoopbackServer { _, count in count == 1 ? .respond(.json(500, "{}")) : .respond(.json(201, "{}")) }
+        let server = try LoopbackServer { _, count in
+            count == 1 ? .respond(.json(500, "{}")) : .respond(.json(201, "{}"))
+        }
         let spool = try Self.spool(server: server)
         try spool.dropRecord(id: "a")
         try spool.dropRecord(id: "b")
@@ -98,7 +101,8 @@ import Testing
     @Test func entriesForRemovedSubscribersNeedAttention() throws {
         let server = try LoopbackServer(status: 200)
         let spool = try Self.spool(server: server)
-        try spool.spool.deliverNewFile(Array(#"{"id":"x","kind":"sleep"}"#.utf8), named: FileName("x@gone.json"), into: .queued)
+        try spool.spool.deliverNewFile(
+            Array(#"{"id":"x","kind":"sleep"}"#.utf8), named: FileName("x@gone.json"), into: .queued)
         try spool.runRound()
         #expect(try spool.names(in: .needsAttention) == ["x@gone.json"])
         #expect(try spool.ledger().last?.detail == "subscriber gone is not configured")

@@ -43,9 +43,12 @@ import Testing
         let now = Timestamp.now().secondsSinceEpoch
         let good = WebhookSigner(secret: secret).signature(id: "k", timestamp: now, body: Array(body.utf8))
         let headers = [("webhook-id", "k"), ("webhook-timestamp", String(now))]
-        #expect(Self.post(sink, key: "k", body: body, headers: headers + [("webhook-signature", "v1,AAAA")]).status == 401)
+        #expect(
+            Self.post(sink, key: "k", body: body, headers: headers + [("webhook-signature", "v1,AAAA")]).status == 401)
         #expect(Self.post(sink, key: "k", body: body).status == 401)
-        #expect(Self.post(sink, key: "k", body: body, headers: headers + [("webhook-signature", "v1,x " + good)]).status == 201)
+        #expect(
+            Self.post(sink, key: "k", body: body, headers: headers + [("webhook-signature", "v1,x " + good)]).status
+                == 201)
     }
 
     @Test func garbageOnTheWireNeverCrashesIt() throws {
@@ -69,7 +72,9 @@ import Testing
         }
         // Still serving after all that.
         let ok = try Self.exchange(
-            Array("POST /x HTTP/1.1\r\nIdempotency-Key: fine\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{\"a\":1}".utf8),
+            Array(
+                "POST /x HTTP/1.1\r\nIdempotency-Key: fine\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{\"a\":1}"
+                    .utf8),
             port: server.port)
         #expect(ok.hasPrefix("HTTP/1.1 201 "))
     }
@@ -83,7 +88,9 @@ import Testing
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw TestFailure("connect failed") }
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

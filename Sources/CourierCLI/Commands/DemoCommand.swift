@@ -9,7 +9,9 @@ enum DemoCommand {
         try arguments.noPositionals("demo")
         let output = invocation.output
         var template = Array("/tmp/courier-demo-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw .io("unable to create a temporary directory: \(Errno.current)") }
+        guard let made = mkdtemp(&template) else {
+            throw .io("unable to create a temporary directory: \(Errno.current)")
+        }
         let base = String(cString: made)
 
         let archive = try startSink(at: base + "/sink-archive")
@@ -43,12 +45,15 @@ enum DemoCommand {
             throw .io("unable to write \(configFile): \(error)")
         }
         let configuration: Configuration
-        do { configuration = try Configuration.load(file: configFile, readingSecrets: true) } catch { throw .config(error) }
+        do { configuration = try Configuration.load(file: configFile, readingSecrets: true) } catch {
+            throw .config(error)
+        }
         let spool: Spool
         do { spool = try Spool.create(at: configuration.spool) } catch { throw .spool(error) }
 
         output.line("== courier demo in \(base)")
-        output.line("sinks: archive on \(archive.address), coach on \(coach.address); legacy is down (port \(downPort))")
+        output.line(
+            "sinks: archive on \(archive.address), coach on \(coach.address); legacy is down (port \(downPort))")
         output.line()
         output.line("== dropping records into spool/queued/ (tmp/ then rename, as a script would)")
         let records = [
@@ -59,7 +64,9 @@ enum DemoCommand {
         ]
         for (index, record) in records.enumerated() {
             let name = FileName("export-\(index + 1).json")
-            do { try spool.deliverNewFile(Array(record.utf8), named: name, into: .queued) } catch { throw .spool(error) }
+            do { try spool.deliverNewFile(Array(record.utf8), named: name, into: .queued) } catch {
+                throw .spool(error)
+            }
             output.line("  queued/\(name)")
         }
         let broken = #"{"kind":"sleep","data":{"minutes":400}}"#
@@ -89,7 +96,9 @@ enum DemoCommand {
         }
         output.line()
         output.line("== the ledger (spool/ledger/\(Timestamp.now().utcDay).tsv)")
-        if let ledger = try? String(contentsOfFile: configuration.spool + "/ledger/\(Timestamp.now().utcDay).tsv", encoding: .utf8) {
+        if let ledger = try? String(
+            contentsOfFile: configuration.spool + "/ledger/\(Timestamp.now().utcDay).tsv", encoding: .utf8)
+        {
             output.line(ledger.trimmingCharacters(in: .newlines))
         }
         output.line()
@@ -102,7 +111,8 @@ enum DemoCommand {
         output.line()
         output.line("The demo left everything in \(base). Try:")
         output.line("  courier --config \(configFile) list")
-        output.line("  courier --config \(configFile) resend sleep-2026-11-29@legacy   # legacy is still down: it comes back")
+        output.line(
+            "  courier --config \(configFile) resend sleep-2026-11-29@legacy   # legacy is still down: it comes back")
         output.line("  awk -F'\\t' '{print $5}' \(configuration.spool)/ledger/*.tsv | sort | uniq -c")
         archive.stop()
         coach.stop()

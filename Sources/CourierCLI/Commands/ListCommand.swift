@@ -27,9 +27,11 @@ enum ListCommand {
                 let facts = RecordFacts.read(item, in: spool)
                 let last = lastEvents[item.ledgerSubscriber + "\t" + item.ledgerKey]
                 let age = facts.modified.map { Age.describe(now - $0) } ?? "-"
-                let lastText = last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
+                let lastText =
+                    last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
                 rows.append([
-                    state.rawValue, item.ledgerKey, item.ledgerSubscriber, facts.kind ?? "-", facts.time ?? "-", age, lastText,
+                    state.rawValue, item.ledgerKey, item.ledgerSubscriber, facts.kind ?? "-", facts.time ?? "-", age,
+                    lastText,
                 ])
                 objects.append([
                     "state": state.rawValue, "name": item.name.description, "key": item.ledgerKey,

@@ -7,17 +7,22 @@ enum LogCommand {
         let json = arguments.flag("--json")
         var filter = History.Filter()
         if let since = try arguments.option("--since") {
-            guard let time = Timestamp(dateOrTime: since) else { throw .usage("--since \(since) is not YYYY-MM-DD or RFC 3339") }
+            guard let time = Timestamp(dateOrTime: since) else {
+                throw .usage("--since \(since) is not YYYY-MM-DD or RFC 3339")
+            }
             filter.since = time
         }
         if let until = try arguments.option("--until") {
-            guard let time = Timestamp(dateOrTime: until) else { throw .usage("--until \(until) is not YYYY-MM-DD or RFC 3339") }
+            guard let time = Timestamp(dateOrTime: until) else {
+                throw .usage("--until \(until) is not YYYY-MM-DD or RFC 3339")
+            }
             filter.until = time
         }
         filter.subscriber = try arguments.option("--subscriber")
         if let event = try arguments.option("--event") {
             guard let parsed = LedgerEvent(rawValue: event) else {
-                throw .usage("\(event) is not an event (\(LedgerEvent.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw .usage(
+                    "\(event) is not an event (\(LedgerEvent.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             filter.event = parsed
         }
@@ -32,7 +37,9 @@ enum LogCommand {
                     "event": line.event.rawValue, "status": line.status, "attempt": line.attempt,
                     "durationMs": line.durationMilliseconds, "detail": line.detail,
                 ]
-                guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { continue }
+                guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+                    continue
+                }
                 invocation.output.line(String(decoding: data, as: UTF8.self))
             }
             return

@@ -25,7 +25,8 @@ enum RunCommand {
         }
         switch result {
         case .busy:
-            invocation.output.line("another round is running on \(configuration.spool); nothing to do (use --wait to wait for it)")
+            invocation.output.line(
+                "another round is running on \(configuration.spool); nothing to do (use --wait to wait for it)")
         case .ran(let summary):
             invocation.output.line(describe(summary))
         }

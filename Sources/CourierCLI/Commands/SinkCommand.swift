@@ -15,7 +15,8 @@ enum SinkCommand {
         }
         var secret: [UInt8]?
         if let secretFile {
-            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8), let decoded = WebhookSigner.decodeSecret(text.trimmingSpaces)
+            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8),
+                let decoded = WebhookSigner.decodeSecret(text.trimmingSpaces)
             else { throw .data("\(secretFile): expected `whsec_` followed by base64") }
             secret = decoded
         }

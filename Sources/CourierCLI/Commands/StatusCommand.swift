@@ -29,7 +29,9 @@ enum StatusCommand {
                 "needsAttention": attention,
                 "nextRound": next ?? NSNull(),
             ]
-            if let last, let data = try? JSONEncoder().encode(last), let decoded = try? JSONSerialization.jsonObject(with: data) {
+            if let last, let data = try? JSONEncoder().encode(last),
+                let decoded = try? JSONSerialization.jsonObject(with: data)
+            {
                 object["lastRound"] = decoded
             } else {
                 object["lastRound"] = NSNull()
@@ -53,7 +55,8 @@ enum StatusCommand {
         }
         output.line()
         if let last {
-            output.line("last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
+            output.line(
+                "last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
         } else {
             output.line("last round: none yet")
         }

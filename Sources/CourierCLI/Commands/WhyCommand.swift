@@ -14,7 +14,9 @@ enum WhyCommand {
             let lines: [LedgerLine]
             do { lines = try history.lines(for: item) } catch { throw .spool(error) }
             invocation.output.line("\(item.name) is in \(item.state.rawValue)/")
-            invocation.output.line(Explanation.explain(item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent })))
+            invocation.output.line(
+                Explanation.explain(item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }))
+            )
             if lines.isEmpty {
                 invocation.output.line("no ledger lines (pruned, or moved in by hand)")
             } else {

@@ -71,8 +71,11 @@ extension Configuration {
                 case "foreground-timeout": configuration.foregroundTimeout = try positiveDuration(value, fail)
                 case "backoff":
                     let steps = value.split(separator: " ", omittingEmptySubsequences: true)
-                    guard (1...10).contains(steps.count) else { throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`") }
-                    configuration.backoff = try steps.map { step throws(ConfigError) in try duration(String(step), fail) }
+                    guard (1...10).contains(steps.count) else {
+                        throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`")
+                    }
+                    configuration.backoff = try steps.map { step throws(ConfigError) in try duration(String(step), fail)
+                    }
                 case "max-record-size":
                     guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
                         throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
@@ -217,7 +220,9 @@ private struct SubscriberBuilder {
             let headerName = String(value[..<colon]).trimmingSpaces
             let headerValue = String(value[value.index(after: colon)...]).trimmingSpaces
             guard !headerName.isEmpty,
-                headerName.utf8.allSatisfy({ RecordID.isIDByte($0) && $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: ".") })
+                headerName.utf8.allSatisfy({
+                    RecordID.isIDByte($0) && $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: ".")
+                })
             else { throw fail("`\(headerName)` is not a header name") }
             guard !headerValue.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw fail("the value has a control character")
@@ -227,7 +232,9 @@ private struct SubscriberBuilder {
             }
             headers.append(HTTPHeaderField(name: headerName, value: headerValue))
         case "concurrency":
-            guard let number = Int(value), (1...256).contains(number) else { throw fail("must be a number from 1 to 256") }
+            guard let number = Int(value), (1...256).contains(number) else {
+                throw fail("must be a number from 1 to 256")
+            }
             concurrency = number
         case "ca-file":
             guard !value.isEmpty else { throw fail("is empty") }

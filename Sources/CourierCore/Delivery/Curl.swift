@@ -88,7 +88,10 @@ final class CurlEasy {
     }
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws(CurlError) {
-        guard code == CURLE_OK else { throw CurlError(code, detail: "\(String(cString: curl_easy_strerror(code))) (setting option \(option.rawValue))") }
+        guard code == CURLE_OK else {
+            throw CurlError(
+                code, detail: "\(String(cString: curl_easy_strerror(code))) (setting option \(option.rawValue))")
+        }
     }
 }
 

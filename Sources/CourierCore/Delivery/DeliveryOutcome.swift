@@ -51,7 +51,8 @@ public enum RetryAfter {
         else { return nil }
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-            hour < 24, minute < 60, second < 61, let midnight = Timestamp.dayStart(year: year, month: month + 1, day: day)
+            hour < 24, minute < 60, second < 61,
+            let midnight = Timestamp.dayStart(year: year, month: month + 1, day: day)
         else { return nil }
         return midnight + .seconds(hour * 3600 + minute * 60 + second)
     }

@@ -76,7 +76,9 @@ final class HTTPClient {
         }
     }
 
-    private func finish(_ done: (easy: UnsafeMutableRawPointer, result: CURLcode)) -> (tag: Int, response: DeliveryResponse)? {
+    private func finish(_ done: (easy: UnsafeMutableRawPointer, result: CURLcode)) -> (
+        tag: Int, response: DeliveryResponse
+    )? {
         guard let transfer = running.removeValue(forKey: done.easy) else { return nil }
         let easy = transfer.easy
         multi.remove(easy)
@@ -123,7 +125,8 @@ final class HTTPClient {
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(request.body.count))
         // COPYPOSTFIELDS: curl keeps its own copy, so the array may go.
         let copied = request.body.withUnsafeBytes { bytes in
-            courier_easy_setopt_pointer(easy.handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            courier_easy_setopt_pointer(
+                easy.handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
         }
         guard copied == CURLE_OK else { throw CurlError(copied) }
         try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
@@ -136,23 +139,25 @@ final class HTTPClient {
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout, .seconds(10)).milliseconds))
         try easy.set(CURLOPT_ERRORBUFFER, pointer: transfer.errorBuffer)
         try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
-        try easy.set(CURLOPT_WRITEFUNCTION, writer: { data, size, count, context in
-            guard let context else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            let length = size * count
-            if let data, transfer.answer.count < LedgerLine.detailLimit {
-                let wanted = min(length, LedgerLine.detailLimit - transfer.answer.count)
-                data.withMemoryRebound(to: UInt8.self, capacity: wanted) { bytes in
-                    transfer.answer.append(contentsOf: UnsafeBufferPointer(start: bytes, count: wanted))
+        try easy.set(
+            CURLOPT_WRITEFUNCTION,
+            writer: { data, size, count, context in
+                guard let context else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                let length = size * count
+                if let data, transfer.answer.count < LedgerLine.detailLimit {
+                    let wanted = min(length, LedgerLine.detailLimit - transfer.answer.count)
+                    data.withMemoryRebound(to: UInt8.self, capacity: wanted) { bytes in
+                        transfer.answer.append(contentsOf: UnsafeBufferPointer(start: bytes, count: wanted))
+                    }
                 }
-            }
-            transfer.answerBytes += length
-            if transfer.answerBytes > HTTPClient.answerLimit {
-                transfer.answerTooLong = true
-                return 0
-            }
-            return length
-        })
+                transfer.answerBytes += length
+                if transfer.answerBytes > HTTPClient.answerLimit {
+                    transfer.answerTooLong = true
+                    return 0
+                }
+                return length
+            })
     }
 }
 

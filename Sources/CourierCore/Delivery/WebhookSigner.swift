@@ -23,7 +23,8 @@ public struct WebhookSigner: Sendable {
         let ok = secret.withUnsafeBytes { key in
             message.withUnsafeBytes { data in
                 HMAC(
-                    EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    EVP_sha256(), key.baseAddress, Int32(key.count),
+                    data.baseAddress?.assumingMemoryBound(to: UInt8.self),
                     data.count, &digest, &length) != nil
             }
         }

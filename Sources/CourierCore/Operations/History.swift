@@ -35,7 +35,8 @@ public struct History {
 
     public func lines(_ filter: Filter) throws(SpoolError) -> [LedgerLine] {
         var found: [LedgerLine] = []
-        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay) {
+        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay)
+        {
             if filter.matches($0) { found.append($0) }
         }
         return found
@@ -95,9 +96,11 @@ public enum Explanation {
         case 404, 410: return "the subscriber's URL does not exist (HTTP \(line.status)); check url"
         case 409, 412: return "the subscriber reports a conflict (HTTP \(line.status))"
         case 413: return "the record is too large for the subscriber (HTTP 413)"
-        case 300...399: return "the subscriber answered with a redirect (HTTP \(line.status)), which courier does not follow"
+        case 300...399:
+            return "the subscriber answered with a redirect (HTTP \(line.status)), which courier does not follow"
         case 408, 429, 500...599:
-            return "the subscriber was unavailable (HTTP \(line.status)); a later round or `courier send-now` may get through"
+            return
+                "the subscriber was unavailable (HTTP \(line.status)); a later round or `courier send-now` may get through"
         default: return "the subscriber answered HTTP \(line.status)"
         }
     }

@@ -7,7 +7,8 @@ public struct ManualMoves {
 
     /// needsAttention/ → failed/ (event `acknowledged`).
     public func acknowledge(_ items: [SpoolItem]) throws(OperationError) {
-        try move(items, allowed: [.needsAttention], to: .failed, event: .acknowledged, detail: "acknowledged by a person")
+        try move(
+            items, allowed: [.needsAttention], to: .failed, event: .acknowledged, detail: "acknowledged by a person")
     }
 
     /// failed/ or needsAttention/ → queued/ with the same key (event `resent`).
@@ -27,7 +28,8 @@ public struct ManualMoves {
             for item in items {
                 try ledger.append(
                     LedgerLine(
-                        time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey, event: event,
+                        time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey,
+                        event: event,
                         detail: "\(detail): \(item.state.rawValue)/ → \(target.rawValue)/"))
                 try spool.move(item.name, from: item.state, to: target)
             }

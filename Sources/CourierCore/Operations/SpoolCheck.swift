@@ -21,7 +21,9 @@ public struct SpoolCheck {
         if let root = try? spool.root.descriptor.status() {
             if root.mode & 0o002 != 0 {
                 findings.append(
-                    Finding(severity: .fault, message: "\(spool.path) is writable by everyone (mode \(octal(root.mode))); use 0750"))
+                    Finding(
+                        severity: .fault,
+                        message: "\(spool.path) is writable by everyone (mode \(octal(root.mode))); use 0750"))
             }
             let folders: [(String, DirectoryHandle)] =
                 SpoolState.allCases.map { ($0.rawValue, spool.directory($0)) } + [
@@ -33,10 +35,14 @@ public struct SpoolCheck {
                     findings.append(
                         Finding(
                             severity: .fault,
-                            message: "\(name)/ is on another file system than \(spool.path); rename(2) cannot move items there"))
+                            message:
+                                "\(name)/ is on another file system than \(spool.path); rename(2) cannot move items there"
+                        ))
                 }
                 if status.mode & 0o002 != 0 {
-                    findings.append(Finding(severity: .fault, message: "\(name)/ is writable by everyone (mode \(octal(status.mode)))"))
+                    findings.append(
+                        Finding(
+                            severity: .fault, message: "\(name)/ is writable by everyone (mode \(octal(status.mode)))"))
                 }
             }
         }

@@ -23,7 +23,8 @@ public enum OperationError: Error, Sendable, CustomStringConvertible {
         case .noSuchEntry(let text):
             return "no item \(text) in any state folder (give KEY@SUB.json, KEY@SUB or KEY)"
         case .wrongState(let text, let state, let expected):
-            return "\(text) is in \(state.rawValue)/, not in \(expected.map { $0.rawValue + "/" }.joined(separator: " or "))"
+            return
+                "\(text) is in \(state.rawValue)/, not in \(expected.map { $0.rawValue + "/" }.joined(separator: " or "))"
         case .spool(let error):
             return error.description
         }

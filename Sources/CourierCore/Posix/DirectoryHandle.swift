@@ -57,7 +57,7 @@ public final class DirectoryHandle {
             try name.withCString { cName throws(Errno) in
                 _ = try system { unlinkat(descriptor.rawValue, cName, 0) }
             }
-        } catch where error == .noSuchFile {
+        } catch  where error == .noSuchFile {
             return
         }
     }
@@ -70,7 +70,7 @@ public final class DirectoryHandle {
             try name.withCString { cName throws(Errno) in
                 _ = try system { fstatat(descriptor.rawValue, cName, &info, AT_SYMLINK_NOFOLLOW) }
             }
-        } catch where error == .noSuchFile {
+        } catch  where error == .noSuchFile {
             return nil
         }
         return FileStatus(info)

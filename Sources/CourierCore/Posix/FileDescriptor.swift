@@ -61,7 +61,7 @@ public final class FileDescriptor {
         do {
             try system { flock(rawValue, LOCK_EX | (wait ? 0 : LOCK_NB)) }
             return true
-        } catch where error == .wouldBlock {
+        } catch  where error == .wouldBlock {
             return false
         }
     }

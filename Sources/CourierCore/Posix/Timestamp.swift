@@ -20,7 +20,8 @@ public struct Timestamp: Comparable, Hashable, Sendable {
     }
 
     var timespec: Glibc.timespec {
-        Glibc.timespec(tv_sec: Int(secondsSinceEpoch), tv_nsec: Int(nanosecondsSinceEpoch - secondsSinceEpoch * 1_000_000_000))
+        Glibc.timespec(
+            tv_sec: Int(secondsSinceEpoch), tv_nsec: Int(nanosecondsSinceEpoch - secondsSinceEpoch * 1_000_000_000))
     }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {

@@ -24,7 +24,9 @@ struct Intake {
     func run() throws(SpoolError) -> IntakeReport {
         var report = IntakeReport()
         let stream: DirectoryStream
-        do { stream = try spool.directory(.queued).entries() } catch { throw .operation("list", path: "queued/", error) }
+        do { stream = try spool.directory(.queued).entries() } catch {
+            throw .operation("list", path: "queued/", error)
+        }
         while true {
             let name: FileName?
             do { name = try stream.next() } catch { throw .operation("list", path: "queued/", error) }
@@ -41,7 +43,9 @@ struct Intake {
         do { status = try queued.status(of: name) } catch { throw .operation("look at", path: "queued/\(name)", error) }
         guard let status else { return }
         guard status.kind == .regular else {
-            try flag(name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read", report: &report)
+            try flag(
+                name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read",
+                report: &report)
             return
         }
         let bytes: [UInt8]
@@ -157,10 +161,11 @@ struct Intake {
                 return .refused("not a regular file (\(Self.describe(opened.kind)))")
             }
             if opened.size > configuration.maxRecordSize {
-                return .refused(RecordProblem.tooLarge(size: opened.size, limit: configuration.maxRecordSize).description)
+                return .refused(
+                    RecordProblem.tooLarge(size: opened.size, limit: configuration.maxRecordSize).description)
             }
             return .read(try file.read(upTo: configuration.maxRecordSize + 1))
-        } catch where error == .noSuchFile {
+        } catch  where error == .noSuchFile {
             return .vanished
         } catch {
             return .refused("unreadable: \(error)")

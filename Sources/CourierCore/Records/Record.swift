@@ -65,7 +65,9 @@ public struct Record: Sendable {
         guard let fields = object as? [String: Any] else { return .failure(.notAnObject) }
 
         guard let rawID = fields["id"] else { return .failure(.missingField("id")) }
-        guard let idText = rawID as? String, !(rawID is NSNumber) else { return .failure(.badField("id", "must be a string")) }
+        guard let idText = rawID as? String, !(rawID is NSNumber) else {
+            return .failure(.badField("id", "must be a string"))
+        }
         if let problem = RecordID.problem(with: idText) { return .failure(.badField("id", problem)) }
         guard let id = RecordID(idText) else { return .failure(.badField("id", "is not an id")) }
 
@@ -99,7 +101,9 @@ public struct Record: Sendable {
 
         var awaitRoute = false
         if let rawAwait = fields["awaitRoute"] {
-            guard let flag = Self.boolean(rawAwait) else { return .failure(.badField("awaitRoute", "must be true or false")) }
+            guard let flag = Self.boolean(rawAwait) else {
+                return .failure(.badField("awaitRoute", "must be true or false"))
+            }
             awaitRoute = flag
         }
 

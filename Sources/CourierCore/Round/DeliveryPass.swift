@@ -137,7 +137,8 @@ final class DeliveryPass {
 
     private func launch(_ item: InFlight) throws(RoundError) {
         nextTag += 1
-        let request = DeliveryRequest(entry: item.entry, body: item.body, subscriber: item.subscriber, attempt: item.attempt)
+        let request = DeliveryRequest(
+            entry: item.entry, body: item.body, subscriber: item.subscriber, attempt: item.attempt)
         do {
             try client.start(request, tag: nextTag, now: .now())
         } catch {
@@ -177,7 +178,8 @@ final class DeliveryPass {
             guard var item = inFlight.removeValue(forKey: tag) else { continue }
             active[item.subscriber.name, default: 1] -= 1
             let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
-            let outcome = DeliveryOutcome.classify(status: response.status, error: response.error, retryAfter: retryAfter)
+            let outcome = DeliveryOutcome.classify(
+                status: response.status, error: response.error, retryAfter: retryAfter)
             var line = LedgerLine(
                 time: now, round: round.value, subscriber: item.subscriber.name.value, key: item.entry.key.description,
                 event: .sent, status: response.status, attempt: item.attempt,
@@ -223,7 +225,9 @@ final class DeliveryPass {
     private func detail(_ response: DeliveryResponse, _ subscriber: Subscriber) -> String {
         var text = String(decoding: response.answer, as: UTF8.self)
         if let error = response.error { text = error.message + (text.isEmpty ? "" : ": " + text) }
-        if let token = subscriber.token, !token.isEmpty { text = text.replacingOccurrences(of: token, with: "[redacted]") }
+        if let token = subscriber.token, !token.isEmpty {
+            text = text.replacingOccurrences(of: token, with: "[redacted]")
+        }
         return text
     }
 }

@@ -33,7 +33,9 @@ public struct Round {
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
             summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
-            let intake = try Intake(spool: spool, configuration: configuration, ledger: ledger, round: round, now: started).run()
+            let intake = try Intake(
+                spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
+            ).run()
             summary.accepted = intake.accepted
             summary.invalid = intake.invalid
             summary.duplicates = intake.duplicates

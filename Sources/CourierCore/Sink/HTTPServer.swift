@@ -38,10 +38,13 @@ public final class HTTPServer: Sendable {
         address.sin_port = port.bigEndian
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             close(fd)
-            throw HTTPServerError(what: "use address \(host) (give an IPv4 address such as 127.0.0.1)", error: Errno(EINVAL))
+            throw HTTPServerError(
+                what: "use address \(host) (give an IPv4 address such as 127.0.0.1)", error: Errno(EINVAL))
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 128) == 0 else {
             let error = Errno.current
@@ -166,7 +169,9 @@ public final class HTTPServer: Sendable {
     private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return false }
             offset += count

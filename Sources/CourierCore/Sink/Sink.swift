@@ -28,7 +28,8 @@ public final class Sink: Sendable {
     }
 
     public init(directory: String, signingSecret: [UInt8]? = nil) throws(SpoolError) {
-        for path in [directory, directory + "/tmp", directory + "/new"] where mkdir(path, 0o750) != 0 && errno != EEXIST {
+        for path in [directory, directory + "/tmp", directory + "/new"] where mkdir(path, 0o750) != 0 && errno != EEXIST
+        {
             throw .operation("create directory", path: path, .current)
         }
         do {

@@ -89,7 +89,8 @@ public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConver
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let name = SubscriberName(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad subscriber name"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "bad subscriber name"))
         }
         self = name
     }

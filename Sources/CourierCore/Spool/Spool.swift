@@ -59,7 +59,7 @@ public final class Spool {
         for name in names {
             do {
                 try root.makeDirectory(FileName(name), mode: 0o750)
-            } catch where error == .fileExists {
+            } catch  where error == .fileExists {
                 continue
             } catch {
                 throw .operation("create directory", path: path + "/" + name, error)
@@ -87,7 +87,8 @@ public final class Spool {
 
     /// Moves an item between states with one rename(2). The caller makes
     /// the move durable with `sync` once per batch of moves.
-    public func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError) {
+    public func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError)
+    {
         let target = newName ?? name
         do {
             try directory(from).rename(name, to: directory(to), as: target)

@@ -9,7 +9,9 @@ public enum SpoolState: String, CaseIterable, Sendable, Codable {
     case needsAttention
 
     /// Order for people: what needs a human first ("red dot").
-    public static let attentionFirst: [SpoolState] = [.needsAttention, .queued, .awaitingRoute, .sending, .failed, .sent]
+    public static let attentionFirst: [SpoolState] = [
+        .needsAttention, .queued, .awaitingRoute, .sending, .failed, .sent,
+    ]
 
     var directoryName: FileName { FileName(rawValue) }
 }

@@ -23,7 +23,8 @@ extension Timestamp {
     public var rfc3339: String {
         let t = brokenDown
         let millis = Int32((nanosecondsSinceEpoch - secondsSinceEpoch * 1_000_000_000) / 1_000_000)
-        return "\(utcDay)T\(Self.pad(t.tm_hour, 2)):\(Self.pad(t.tm_min, 2)):\(Self.pad(t.tm_sec, 2)).\(Self.pad(millis, 3))Z"
+        return
+            "\(utcDay)T\(Self.pad(t.tm_hour, 2)):\(Self.pad(t.tm_min, 2)):\(Self.pad(t.tm_sec, 2)).\(Self.pad(millis, 3))Z"
     }
 
     /// `20261130T070000Z`: sortable and safe in file names.
@@ -74,7 +75,8 @@ extension Timestamp {
         if text.utf8.count == 10 {
             var reader = DigitReader(bytes: Array(text.utf8))
             guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
-                let day = reader.number(2), reader.atEnd, let start = Timestamp.dayStart(year: year, month: month, day: day)
+                let day = reader.number(2), reader.atEnd,
+                let start = Timestamp.dayStart(year: year, month: month, day: day)
             else { return nil }
             self = start
         } else {

@@ -36,7 +36,9 @@ public enum Units {
     /// The inverse of `duration`, in the largest unit that is exact.
     public static func describe(_ duration: Duration) -> String {
         let ns = duration.nanoseconds
-        for (suffix, factor) in [("d", Int64(86_400_000_000_000)), ("h", 3_600_000_000_000), ("m", 60_000_000_000), ("s", 1_000_000_000)]
+        for (suffix, factor) in [
+            ("d", Int64(86_400_000_000_000)), ("h", 3_600_000_000_000), ("m", 60_000_000_000), ("s", 1_000_000_000),
+        ]
         where ns != 0 && ns % factor == 0 {
             return "\(ns / factor)\(suffix)"
         }

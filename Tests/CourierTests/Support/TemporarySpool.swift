@@ -24,10 +24,13 @@ final class TemporarySpool {
 
     var path: String { spool.path }
 
-    static func subscriber(_ name: String, url: String, kinds: Set<String>? = nil, token: String? = nil,
-                           headers: [HTTPHeaderField] = [], concurrency: Int = 8) -> Subscriber {
-        Subscriber(name: SubscriberName(name)!, url: url, kinds: kinds, token: token, headers: headers,
-                   concurrency: concurrency)
+    static func subscriber(
+        _ name: String, url: String, kinds: Set<String>? = nil, token: String? = nil,
+        headers: [HTTPHeaderField] = [], concurrency: Int = 8
+    ) -> Subscriber {
+        Subscriber(
+            name: SubscriberName(name)!, url: url, kinds: kinds, token: token, headers: headers,
+            concurrency: concurrency)
     }
 
     /// Drops a file into queued/ the maildir way, under any name.
