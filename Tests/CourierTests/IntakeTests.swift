@@ -71,6 +71,8 @@ import Testing
         #expect(line.key == name)
         #expect(line.detail.contains("id starts with '.'") || line.detail.contains("not [A-Za-z0-9._:-]"))
         #expect(line.detail.contains("evil@name #1.json"))
+        // A person can ask for it by the name the script gave it.
+        #expect(try spool.spool.resolve("evil@name #1.json").map(\.name.description) == [name])
     }
 
     @Test func strangeFilesAreFlaggedNeverFollowed() throws {

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 extension Configuration {
@@ -142,8 +143,10 @@ extension Configuration {
         }
     }
 
+    /// An absolute, normalised path: `etc/../spool` from `/srv` is `/srv/spool`.
     static func resolve(_ path: String, against base: String) -> String {
-        path.hasPrefix("/") || base == "." ? path : base + "/" + path
+        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        return URL(fileURLWithPath: joined).standardizedFileURL.path
     }
 
     private static func duration(_ text: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Duration {

@@ -48,6 +48,8 @@ extension Spool {
         } catch {
             throw .spool(error)
         }
+        let flagged = try flaggedIntakeFiles(named: exact)
+        if !flagged.isEmpty { return flagged }
         guard let key = DeliveryKey(last) else { throw .noSuchEntry(text) }
         var found: [SpoolItem] = []
         for state in SpoolState.allCases {
@@ -63,6 +65,25 @@ extension Spool {
             }
         }
         guard !found.isEmpty else { throw .noSuchEntry(text) }
+        return found.sorted { $0.name < $1.name }
+    }
+
+    /// A dropped file that intake flagged, found by the name it was dropped
+    /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`.
+    private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
+        let suffix = "Z-" + Intake.safeComponent(name)
+        var found: [SpoolItem] = []
+        for state in [SpoolState.needsAttention, .failed, .queued] {
+            do {
+                let stream = try directory(state).entries()
+                while let candidate = try stream.next() {
+                    guard let text = candidate.string, text.hasPrefix("invalid-"), text.hasSuffix(suffix) else { continue }
+                    found.append(SpoolItem(name: candidate, state: state, entry: nil))
+                }
+            } catch {
+                throw .spool(.operation("list", path: state.rawValue + "/", error))
+            }
+        }
         return found.sorted { $0.name < $1.name }
     }
 

@@ -205,10 +205,7 @@ struct Intake {
         {
             original.removeFirst(prefix.count + 18)
         }
-        let cleaned = original.prefix(120).map { byte -> UInt8 in
-            RecordID.isIDByte(byte) && byte != UInt8(ascii: ":") ? byte : UInt8(ascii: "_")
-        }
-        let base = "invalid-\(time.compact)-" + String(decoding: cleaned, as: UTF8.self)
+        let base = "invalid-\(time.compact)-" + safeComponent(FileName(bytes: original))
         var candidate = FileName(base)
         var counter = 2
         do {
@@ -220,6 +217,14 @@ struct Intake {
             throw .operation("look up", path: "needsAttention/\(candidate)", error)
         }
         return candidate
+    }
+
+    /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
+    static func safeComponent(_ name: FileName) -> String {
+        let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in
+            RecordID.isIDByte(byte) && byte != UInt8(ascii: ":") ? byte : UInt8(ascii: "_")
+        }
+        return String(decoding: cleaned, as: UTF8.self)
     }
 
     /// A dropped file's name for the ledger: printable, never a tab.
