@@ -42,6 +42,8 @@ enum RunCommand {
         if summary.accepted > 0 { parts.append("\(summary.accepted) accepted") }
         if summary.duplicates > 0 { parts.append("\(summary.duplicates) duplicate") }
         if summary.retries > 0 { parts.append("\(summary.retries) retries") }
+        if summary.routesAttached > 0 { parts.append("\(summary.routesAttached) routes attached") }
+        if summary.routeTimeouts > 0 { parts.append("\(summary.routeTimeouts) route timeouts") }
         if summary.recovered > 0 { parts.append("\(summary.recovered) recovered") }
         if summary.settling > 0 { parts.append("\(summary.settling) still being written") }
         return parts.joined(separator: ", ")

@@ -21,6 +21,8 @@ enum StatusCommand {
         attention.sort()
         let last = Round.lastSummary(in: spool)
         let next = Schedule.nextBackgroundRound()
+        let notifier = Notifier.health(in: spool)
+        let notifierText = Self.describe(notifier, configuration: try? invocation.configuration(readingSecrets: false))
 
         if json {
             var object: [String: Any] = [
@@ -28,6 +30,8 @@ enum StatusCommand {
                 "counts": Dictionary(uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
                 "needsAttention": attention,
                 "nextRound": next ?? NSNull(),
+                "notifications": notifierText,
+                "notificationsWorking": notifier?.working ?? NSNull(),
             ]
             if let last, let data = try? JSONEncoder().encode(last),
                 let decoded = try? JSONSerialization.jsonObject(with: data)
@@ -66,5 +70,18 @@ enum StatusCommand {
             output.line("next background round: none scheduled (no active courier.timer)")
         }
         output.line("`courier send-now` sends at once.")
+        output.line("notifications: \(notifierText)")
+    }
+
+    /// The notifier as it is: configured or not, working or not, and since when.
+    static func describe(_ health: NotifierHealth?, configuration: Configuration?) -> String {
+        if let configuration {
+            if configuration.notify == .off { return "off (notify = off)" }
+            if configuration.notifyCommand == nil { return "none configured (no notify-command)" }
+        }
+        guard let health else { return "configured, not run yet" }
+        return health.working
+            ? "working (last ran \(health.time) after round \(health.round))"
+            : "not working — \(health.detail) (at \(health.time), round \(health.round))"
     }
 }

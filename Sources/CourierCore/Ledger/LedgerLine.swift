@@ -9,6 +9,8 @@ public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
     case needsAttention
     case invalid
     case awaitingRoute
+    /// A route record was merged into this workout entry as `data.route`.
+    case routeAttached
     case routeTimeout
     case acknowledged
     case resent

@@ -16,10 +16,19 @@ public struct SpoolItem: Sendable {
 public enum OperationError: Error, Sendable, CustomStringConvertible {
     case noSuchEntry(String)
     case wrongState(String, SpoolState, expected: [SpoolState])
+    case notAnEntry(String)
+    case ambiguous(String, [String])
+    case unknownSubscriber(String)
     case spool(SpoolError)
 
     public var description: String {
         switch self {
+        case .notAnEntry(let text):
+            return "\(text) is a file intake did not accept, not an entry; fix it and `courier resend` it"
+        case .ambiguous(let text, let names):
+            return "\(text) means \(names.joined(separator: ", ")); name one as KEY@SUB"
+        case .unknownSubscriber(let name):
+            return "no [subscriber \(name)] in the configuration"
         case .noSuchEntry(let text):
             return "no item \(text) in any state folder (give KEY@SUB.json, KEY@SUB or KEY)"
         case .wrongState(let text, let state, let expected):

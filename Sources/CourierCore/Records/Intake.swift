@@ -8,6 +8,8 @@ public struct IntakeReport: Sendable, Equatable {
     /// Files that did not parse but are younger than `settle`: left for
     /// the next round, since a script may still be writing them.
     public var settling = 0
+    /// Route records put aside for their workouts.
+    public var routes = 0
     /// The safe names the invalid files got in needsAttention/.
     public var flagged: [String] = []
 }
@@ -70,6 +72,11 @@ struct Intake {
             return
         }
 
+        if let workout = record.routeFor, record.kind == RecordKind.route {
+            try keepRoute(record, for: workout, from: name, report: &report)
+            return
+        }
+
         let subscribers: [Subscriber]
         switch route(record) {
         case .chosen(let chosen): subscribers = chosen
@@ -121,6 +128,25 @@ struct Intake {
         do { try queued.remove(name) } catch { throw .operation("remove", path: "queued/\(name)", error) }
         report.accepted += toWrite.count
         report.duplicates += alreadyThere.count
+    }
+
+    /// A route record is never sent on its own: it waits in awaitingRoute/
+    /// for the routes step to merge it into its workout.
+    private func keepRoute(_ record: Record, for workout: RecordID, from name: FileName, report: inout IntakeReport)
+        throws(SpoolError)
+    {
+        let routeName = RouteFile.name(for: workout)
+        let replaces: Bool
+        do { replaces = try spool.directory(.awaitingRoute).contains(routeName) } catch {
+            throw .operation("look up", path: "awaitingRoute/\(routeName)", error)
+        }
+        try spool.deliverNewFile(record.bytes, named: routeName, into: .awaitingRoute)
+        try ledger.append(
+            LedgerLine(
+                time: now, round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
+                detail: "route for \(workout) from \(Self.printable(name))" + (replaces ? "; replaces an earlier route" : "")))
+        do { try spool.directory(.queued).remove(name) } catch { throw .operation("remove", path: "queued/\(name)", error) }
+        report.routes += 1
     }
 
     /// The record's subscribers: those it names, or every subscriber whose

@@ -41,6 +41,13 @@ public struct Round {
             summary.duplicates = intake.duplicates
             summary.settling = intake.settling
             summary.attention += intake.flagged
+            let routes = try RouteStep(
+                spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
+            ).run()
+            summary.routesAttached = routes.attached.count
+            summary.routeTimeouts = routes.timedOut.count
+            summary.needsAttention += routes.timedOut.count
+            summary.attention += routes.timedOut
         } catch {
             throw .spool(error)
         }
@@ -54,6 +61,7 @@ public struct Round {
         if let data = try? encoder.encode(summary) {
             do { try spool.writeControlFile(Self.lastRoundFile, Array(data) + [0x0A]) } catch { throw .spool(error) }
         }
+        Notifier(configuration: configuration, spool: spool).notifyIfWanted(summary)
         return summary
     }
 

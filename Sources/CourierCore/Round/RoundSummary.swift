@@ -24,6 +24,8 @@ public struct RoundSummary: Sendable, Codable {
     public var invalid = 0
     public var duplicates = 0
     public var settling = 0
+    public var routesAttached = 0
+    public var routeTimeouts = 0
     public var sent = 0
     public var needsAttention = 0
     public var retries = 0
@@ -40,7 +42,7 @@ public struct RoundSummary: Sendable, Codable {
 
     /// True when the round changed anything a person may care about.
     public var movedAnything: Bool {
-        recovered + accepted + invalid + sent + needsAttention > 0
+        recovered + accepted + invalid + sent + needsAttention + routesAttached > 0
     }
 }
 

@@ -1,0 +1,39 @@
+import CourierCore
+
+/// `courier backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]`
+enum BackfillCommand {
+    static let usage = "backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]"
+
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let dryRun = arguments.flag("--dry-run")
+        guard let sinceText = try arguments.option("--since"), let untilText = try arguments.option("--until"),
+            let subscriberText = try arguments.option("--subscriber")
+        else { throw .usage(usage) }
+        let from = try arguments.option("--from")
+        try arguments.noPositionals("backfill")
+        guard let since = Timestamp(dateOrTime: sinceText) else { throw .usage("--since \(sinceText) is not YYYY-MM-DD or RFC 3339") }
+        guard var until = Timestamp(dateOrTime: untilText) else { throw .usage("--until \(untilText) is not YYYY-MM-DD or RFC 3339") }
+        // A bare date in --until means the whole of that day.
+        if untilText.count == 10 { until = until + .seconds(86_400) }
+        guard since < until else { throw .usage("--since must come before --until") }
+        guard let subscriber = SubscriberName(subscriberText) else { throw .usage("\(subscriberText) is not a subscriber name") }
+        let configuration = try invocation.configuration(readingSecrets: false)
+        let spool: Spool
+        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        let report: Backfill.Report
+        do {
+            report = try Backfill(spool: spool, configuration: configuration).run(
+                since: since, until: until, subscriber: subscriber, from: from.map { .directory($0) } ?? .sent,
+                dryRun: dryRun)
+        } catch {
+            throw .operation(error)
+        }
+        let output = invocation.output
+        for name in report.queued { output.line("\(dryRun ? "would queue" : "queued") \(name)") }
+        for name in report.alreadyPending { output.line("already waiting: \(name)") }
+        for reason in report.skipped { output.error("skipped \(reason)") }
+        output.line(
+            "\(report.queued.count) \(dryRun ? "would be queued" : "queued") for \(subscriber), "
+                + "\(report.alreadyPending.count) already waiting, \(report.skipped.count) skipped")
+    }
+}

@@ -1,0 +1,28 @@
+import CourierCore
+
+/// `courier copy ENTRY [--subscriber NAME]`
+enum CopyCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let subscriberText = try arguments.option("--subscriber")
+        let rest = try arguments.positionals()
+        guard rest.count == 1, let text = rest.first else { throw .usage("copy ENTRY [--subscriber NAME]") }
+        var subscriber: SubscriberName?
+        if let subscriberText {
+            guard let name = SubscriberName(subscriberText) else { throw .usage("\(subscriberText) is not a subscriber name") }
+            subscriber = name
+        }
+        let configuration = try invocation.configuration(readingSecrets: false)
+        let spool: Spool
+        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        do throws(OperationError) {
+            let items = try spool.resolve(text)
+            guard items.count == 1, let item = items.first else {
+                throw .ambiguous(text, items.map(\.name.description))
+            }
+            let copy = try Copier(spool: spool, configuration: configuration).copy(item, to: subscriber)
+            invocation.output.line("queued/\(copy.fileName) (a copy of \(item.state.rawValue)/\(item.name))")
+        } catch {
+            throw .operation(error)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import CourierCore
+
+/// `courier prune [--retention DURATION] [--dry-run]`
+enum PruneCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let dryRun = arguments.flag("--dry-run")
+        var retention: Duration?
+        if let text = try arguments.option("--retention") {
+            guard let parsed = Units.duration(text) else { throw .usage("--retention \(text) is not a duration such as 183d") }
+            retention = parsed
+        }
+        try arguments.noPositionals("prune")
+        let spool = try invocation.openSpool()
+        let keep: Duration
+        if let retention {
+            keep = retention
+        } else {
+            keep = (try? invocation.configuration(readingSecrets: false))?.retention ?? .seconds(183 * 86_400)
+        }
+        let report: PruneReport
+        do { report = try Pruner(spool: spool, retention: keep, dryRun: dryRun).run() } catch { throw .spool(error) }
+        let verb = dryRun ? "would remove" : "removed"
+        for day in report.ledgerFiles { invocation.output.line("\(verb) ledger/\(day).tsv") }
+        for name in report.sentEntries { invocation.output.line("\(verb) sent/\(name)") }
+        for name in report.temporaryLeftovers { invocation.output.line("\(verb) tmp/\(name)") }
+        invocation.output.line(
+            "\(verb) \(report.ledgerFiles.count) ledger files, \(report.sentEntries.count) sent entries, "
+                + "\(report.temporaryLeftovers.count) tmp leftovers (retention \(Units.describe(keep)))")
+    }
+}

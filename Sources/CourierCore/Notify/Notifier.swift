@@ -1,0 +1,108 @@
+import Foundation
+import Glibc
+
+/// What the last attempt to notify came to, kept in `.courier/notifier.json`
+/// so that `status` can say it as it is.
+public struct NotifierHealth: Codable, Sendable, Equatable {
+    public var working: Bool
+    public var detail: String
+    public var time: String
+    public var round: String
+
+    public static let file = "notifier.json"
+}
+
+/// Runs `notify-command` after a background round, with the round's
+/// summary as JSON on its standard input (DESIGN §7).
+public struct Notifier {
+    let configuration: Configuration
+    let spool: Spool
+
+    public init(configuration: Configuration, spool: Spool) {
+        self.configuration = configuration
+        self.spool = spool
+    }
+
+    /// A notifier that does not finish in this time is killed and counted as failing.
+    static let timeout: Duration = .seconds(30)
+
+    /// Whether this summary calls for a notification under the configured mode.
+    public func wants(_ summary: RoundSummary) -> Bool {
+        guard summary.mode == .background, configuration.notifyCommand != nil else { return false }
+        switch configuration.notify {
+        case .off: return false
+        case .always: return summary.movedAnything
+        case .failures: return summary.needsAttention + summary.invalid > 0
+        }
+    }
+
+    /// Notifies if the mode asks for it and records the notifier's health.
+    /// Returns the health when it ran.
+    @discardableResult
+    public func notifyIfWanted(_ summary: RoundSummary) -> NotifierHealth? {
+        guard wants(summary), let command = configuration.notifyCommand else { return nil }
+        var health = NotifierHealth(working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
+        if let problem = run(command, summary: summary) {
+            health.working = false
+            health.detail = problem
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(health) {
+            // Losing the health note must not fail the round that delivered.
+            try? spool.writeControlFile(NotifierHealth.file, Array(data) + [0x0A])
+        }
+        return health
+    }
+
+    public static func health(in spool: Spool) -> NotifierHealth? {
+        guard let bytes = spool.readControlFile(NotifierHealth.file) else { return nil }
+        return try? JSONDecoder().decode(NotifierHealth.self, from: Data(bytes))
+    }
+
+    /// Nil when the command ran and exited 0; otherwise what went wrong.
+    private func run(_ command: String, summary: RoundSummary) -> String? {
+        var info = stat()
+        guard stat(command, &info) == 0 else { return "notify-command \(command) does not exist" }
+        guard info.st_mode & S_IFMT == S_IFREG, access(command, X_OK) == 0 else {
+            return "notify-command \(command) is not an executable file"
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let input = try? encoder.encode(summary) else { return "unable to encode the summary" }
+        // Standard input and error are files, not pipes: a notifier that
+        // never reads or writes a lot can neither block nor SIGPIPE the round.
+        let base = spool.path + "/tmp/notify.\(summary.round.value).\(getpid())"
+        let inputPath = base + ".json"
+        let errorPath = base + ".stderr"
+        defer {
+            unlink(inputPath)
+            unlink(errorPath)
+        }
+        guard FileManager.default.createFile(atPath: inputPath, contents: input + Data([0x0A])),
+            FileManager.default.createFile(atPath: errorPath, contents: nil),
+            let stdin = FileHandle(forReadingAtPath: inputPath), let stderr = FileHandle(forWritingAtPath: errorPath)
+        else { return "unable to stage the notification in \(spool.path)/tmp" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command)
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        do { try process.run() } catch { return "notify-command \(command) could not start: \(error.localizedDescription)" }
+        let deadline = MonotonicInstant.now() + Self.timeout
+        while process.isRunning && MonotonicInstant.now() < deadline { usleep(5_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            return "notify-command \(command) did not finish within \(Units.describe(Self.timeout))"
+        }
+        let errorBytes = FileManager.default.contents(atPath: errorPath) ?? Data()
+        let errorText = String(decoding: errorBytes.prefix(200), as: UTF8.self).trimmingSpaces
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            let how = process.terminationReason == .exit
+                ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)"
+            return "notify-command \(command) \(how)" + (errorText.isEmpty ? "" : ": \(errorText)")
+        }
+        return nil
+    }
+}

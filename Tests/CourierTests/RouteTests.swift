@@ -1,0 +1,93 @@
+import CourierCore
+import Foundation
+import Testing
+
+/// Outdoor workouts and their GPS routes, in every order.
+@Suite struct RouteTests {
+    static let workout = #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"type":"run","km":8.2}}"#
+    static let route = #"{"id":"r-1","kind":"route","for":"w-1","data":{"points":[[52.1,4.3],[52.2,4.4]]}}"#
+    static let merged = #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"type":"run","km":8.2,"route":{"points":[[52.1,4.3],[52.2,4.4]]}}}"#
+
+    static func spool() throws -> (TemporarySpool, LoopbackServer) {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, kinds: ["workout", "route"]),
+            TemporarySpool.subscriber("beta", url: server.url, kinds: ["workout"]),
+        ])
+        spool.companions.append(server)
+        return (spool, server)
+    }
+
+    @Test func theWorkoutWaitsThenTheRouteIsMergedAndSentInTheSameRound() throws {
+        let (spool, server) = try Self.spool()
+        try spool.drop(Self.workout, as: "workout.json")
+        var summary = try spool.runRound()
+        #expect(try spool.names(in: .awaitingRoute) == ["w-1@alpha.json", "w-1@beta.json"])
+        #expect(server.requests.isEmpty)
+        #expect(summary.sent == 0)
+
+        try spool.drop(Self.route, as: "route.json")
+        summary = try spool.runRound()
+        #expect(summary.routesAttached == 2)
+        #expect(try spool.names(in: .sent) == ["w-1@alpha.json", "w-1@beta.json"])
+        #expect(try spool.names(in: .awaitingRoute).isEmpty)
+        #expect(server.requests.count == 2, "the route is never sent on its own")
+        for request in server.requests {
+            #expect(String(decoding: request.body, as: UTF8.self) == Self.merged)
+        }
+    }
+
+    @Test func aRouteThatArrivesFirstWaitsForItsWorkout() throws {
+        let (spool, server) = try Self.spool()
+        try spool.drop(Self.route, as: "route.json")
+        try spool.runRound()
+        #expect(try spool.names(in: .awaitingRoute) == ["w-1.route.json"])
+        try spool.drop(Self.workout, as: "workout.json")
+        try spool.runRound()
+        #expect(try spool.names(in: .sent) == ["w-1@alpha.json", "w-1@beta.json"])
+        #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [Self.merged, Self.merged])
+    }
+
+    @Test func bothInOneDropAreSentTogether() throws {
+        let (spool, _) = try Self.spool()
+        try spool.drop(Self.route, as: "b-route.json")
+        try spool.drop(Self.workout, as: "a-workout.json")
+        let summary = try spool.runRound()
+        #expect(summary.sent == 2)
+        #expect(summary.routesAttached == 2)
+    }
+
+    @Test func aRouteThatNeverComesTimesOutAndALateOneStillAttachesOnResend() throws {
+        let (spool, server) = try Self.spool()
+        spool.configuration.routeWait = .seconds(3600)
+        try spool.drop(Self.workout, as: "workout.json")
+        try spool.runRound()
+        // Two hours later, by the entries' mtimes.
+        for name in try spool.names(in: .awaitingRoute) {
+            try spool.spool.directory(.awaitingRoute).setModified(FileName(name), to: .now() - .seconds(7200))
+        }
+        var summary = try spool.runRound()
+        #expect(summary.routeTimeouts == 2)
+        #expect(try spool.names(in: .needsAttention) == ["w-1@alpha.json", "w-1@beta.json"])
+        #expect(try spool.ledger().filter { $0.event == .routeTimeout }.count == 2)
+
+        // The route comes late; it waits, and attaches when a person resends.
+        try spool.drop(Self.route, as: "late-route.json")
+        try spool.runRound()
+        #expect(try spool.names(in: .awaitingRoute) == ["w-1.route.json"])
+        try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("w-1"))
+        summary = try spool.runRound()
+        #expect(summary.sent == 2)
+        #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [Self.merged, Self.merged])
+        #expect(try spool.names(in: .awaitingRoute).isEmpty)
+    }
+
+    @Test func aWorkoutWithoutDataGetsOne() throws {
+        let (spool, server) = try Self.spool()
+        try spool.drop(#"{"id":"w-1","kind":"workout","awaitRoute":true}"#, as: "w.json")
+        try spool.drop(#"{"id":"r-1","kind":"route","for":"w-1"}"#, as: "r.json")
+        try spool.runRound()
+        let body = String(decoding: try #require(server.requests.first).body, as: UTF8.self)
+        #expect(body == #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"route":{"id":"r-1","kind":"route","for":"w-1"}}}"#)
+    }
+}
