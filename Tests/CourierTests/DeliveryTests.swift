@@ -110,6 +110,25 @@ import Testing
         #expect(!(try spool.ledgerText().contains(signature)))
     }
 
+    @Test func theSinkVerifiesCourierSignatures() throws {
+        let secret = WebhookSigner.decodeSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!
+        let directory = TemporaryDirectory("sink")
+        let sink = try Sink(directory: directory.path, signingSecret: secret)
+        let server = try HTTPServer(handler: sink.handle)
+        server.start()
+        defer { server.stop() }
+        let url = "http://\(server.address)/records"
+        let spool = try TemporarySpool(subscribers: [
+            Subscriber(name: SubscriberName("signed")!, url: url, signingSecret: secret),
+            Subscriber(name: SubscriberName("unsigned")!, url: url),
+        ])
+        try spool.dropRecord(id: "s-1")
+        try spool.runRound()
+        #expect(try spool.names(in: .sent) == ["s-1@signed.json"])
+        #expect(try spool.names(in: .needsAttention) == ["s-1@unsigned.json"])
+        #expect(try spool.ledger().last { $0.subscriber == "unsigned" }?.status == 401)
+    }
+
     @Test func theStandardWebhooksTestVector() {
         let secret = WebhookSigner.decodeSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!
         let signature = WebhookSigner(secret: secret).signature(

@@ -15,4 +15,14 @@ public struct RoundID: Hashable, Sendable, CustomStringConvertible, Codable {
     }
 
     public var description: String { value }
+
+    /// A plain string in JSON, as in the ledger.
+    public init(from decoder: any Decoder) throws {
+        value = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
 }
