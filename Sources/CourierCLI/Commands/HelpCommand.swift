@@ -11,14 +11,22 @@ enum HelpCommand {
           init                             create the spool (mode 0750) and check it
           enqueue [FILE...|-]              validate records and drop them atomically into queued/
           run [--background|--foreground] [--wait]
-                                           one round: recover, intake, deliver, summary;
-                                           exits 0 at once if another round holds the spool
+                                           one round: recover, intake, routes, deliver, summary,
+                                           notify; exits 0 at once if another round holds the spool
           send-now                         a foreground round: retries with backoff, waits for a running round
           status [--json]                  counts per state (needsAttention first), last and next round
           list [STATE] [--json]            one line per item: state, key, subscriber, kind, time, age, last event
           why ENTRY                        the item's ledger history, where it is now, and why
           ack ENTRY...                     needsAttention/ -> failed/ (accept the failure)
           resend ENTRY...                  failed/ or needsAttention/ -> queued/ (same key)
+          copy ENTRY [--subscriber NAME]   a deliberate duplicate with the new key ID#N (N: next unused)
+          backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]
+                                           re-send history (from sent/, or the records in DIR) with
+                                           the records' own keys; --until DATE includes that day
+          prune [--retention DURATION] [--dry-run]
+                                           remove ledger days and sent/ entries older than retention
+                                           (183d) and tmp/ leftovers older than 36h; never failed/
+                                           or needsAttention/
           log [--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]
                                            ledger lines, oldest first
           check                            validate the configuration and the spool; non-zero on a fault
