@@ -14,6 +14,12 @@ public enum CourierCommandLine {
                     guard rest.count > 1 else { throw CLIError.usage("\(first) needs a value") }
                     if first == "--config" { invocation.configPath = rest[1] } else { invocation.spoolPath = rest[1] }
                     rest.removeFirst(2)
+                case "--quiet", "-q":
+                    invocation.quiet = true
+                    rest.removeFirst()
+                case "--verbose", "-v":
+                    invocation.verbose = true
+                    rest.removeFirst()
                 case "--version":
                     invocation.output.line("courier \(CourierVersion.current)")
                     return .ok

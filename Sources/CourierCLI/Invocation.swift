@@ -7,7 +7,16 @@ struct Invocation {
     var configPath: String?
     var spoolPath: String?
     let environment: [String: String]
-    let output = Output()
+    var output = Output()
+    var quiet = false
+    var verbose = false
+
+    init(environment: [String: String]) {
+        self.environment = environment
+        output.journal = Logging.stderrIsJournal(environment)
+    }
+
+    var log: EventLog { Logging.eventLog(quiet: quiet, verbose: verbose, journal: output.journal) }
 
     /// The configuration, located by the rules of DESIGN §5.
     func configuration(readingSecrets: Bool) throws(CLIError) -> Configuration {

@@ -5,6 +5,8 @@ import Glibc
 /// stdout is not a terminal, tables are tab-separated for awk and cut.
 struct Output {
     let isTerminal = isatty(STDOUT_FILENO) == 1
+    /// Standard error is the journal: errors carry the `<3>` priority.
+    var journal = false
 
     func line(_ text: String = "") {
         print(text)
@@ -12,7 +14,8 @@ struct Output {
 
     func error(_ text: String) {
         fflush(nil)
-        FileHandle.standardError.write(Data("courier: \(text)\n".utf8))
+        let prefix = journal ? (text.hasPrefix("fatal:") ? "<3>" : "<4>") : "courier: "
+        FileHandle.standardError.write(Data("\(prefix)\(text)\n".utf8))
     }
 
     /// Rows as aligned columns on a terminal, tab-separated in a pipe.

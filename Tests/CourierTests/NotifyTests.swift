@@ -6,7 +6,8 @@ import Testing
 /// notifier that does not work.
 @Suite struct NotifyTests {
     /// A notifier script that saves its standard input into `out`.
-    static func recorder(in directory: TemporaryDirectory, exitStatus: Int = 0) throws -> (command: String, out: String) {
+    static func recorder(in directory: TemporaryDirectory, exitStatus: Int = 0) throws -> (command: String, out: String)
+    {
         let out = directory.path + "/notified.json"
         let command = directory.path + "/notify.sh"
         try directory.write("#!/bin/sh\ncat > \(out)\necho 'it broke' >&2\nexit \(exitStatus)\n", to: "notify.sh")

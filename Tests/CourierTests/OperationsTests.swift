@@ -6,7 +6,8 @@ import Testing
 @Suite struct OperationsTests {
     static func spool(names: [String] = ["alpha", "beta"]) throws -> (TemporarySpool, LoopbackServer) {
         let server = try LoopbackServer(status: 201)
-        let spool = try TemporarySpool(subscribers: names.map { TemporarySpool.subscriber($0, url: server.url, kinds: ["sleep"]) })
+        let spool = try TemporarySpool(
+            subscribers: names.map { TemporarySpool.subscriber($0, url: server.url, kinds: ["sleep"]) })
         spool.companions.append(server)
         return (spool, server)
     }
@@ -23,7 +24,8 @@ import Testing
         try spool.runRound()
         // #3 was used once and pruned from the spool; only an old ledger day remembers it.
         try Ledger(directory: spool.spool.ledgerDirectory).append(
-            LedgerLine(time: .now() - .seconds(40 * 86_400), round: "old", subscriber: "alpha", key: "s#3", event: .sent))
+            LedgerLine(
+                time: .now() - .seconds(40 * 86_400), round: "old", subscriber: "alpha", key: "s#3", event: .sent))
         let second = try copier.copy(try #require(try spool.spool.resolve("s#2@alpha").first))
         #expect(second.description == "s#4@alpha")
         try spool.runRound()
@@ -39,7 +41,8 @@ import Testing
         try spool.dropRecord(id: "s", extra: #","subscribers":["alpha"]"#)
         try spool.runRound()
         let item = try #require(try spool.spool.resolve("s@alpha").first)
-        let copy = try Copier(spool: spool.spool, configuration: spool.configuration).copy(item, to: SubscriberName("beta"))
+        let copy = try Copier(spool: spool.spool, configuration: spool.configuration).copy(
+            item, to: SubscriberName("beta"))
         #expect(copy.description == "s#2@beta")
         #expect(throws: OperationError.self) {
             try Copier(spool: spool.spool, configuration: spool.configuration).copy(item, to: SubscriberName("nobody"))
@@ -60,18 +63,21 @@ import Testing
         try spool.drop(Self.record("n-29", "2026-11-29T23:59:00Z", only: "alpha"), as: "c")
         try spool.drop(Self.record("d-02", "2026-12-02T08:00:00Z", only: "alpha"), as: "d")
         try spool.runRound()
-        _ = try Copier(spool: spool.spool, configuration: spool.configuration).copy(try #require(try spool.spool.resolve("n-15@alpha").first))
+        _ = try Copier(spool: spool.spool, configuration: spool.configuration).copy(
+            try #require(try spool.spool.resolve("n-15@alpha").first))
         try spool.runRound()
         #expect(server.requests.count == 5)
 
         let backfill = Backfill(spool: spool.spool, configuration: spool.configuration)
         let since = try #require(Timestamp(dateOrTime: "2026-11-10"))
         let until = try #require(Timestamp(dateOrTime: "2026-12-01"))
-        let dry = try backfill.run(since: since, until: until, subscriber: SubscriberName("beta")!, from: .sent, dryRun: true)
+        let dry = try backfill.run(
+            since: since, until: until, subscriber: SubscriberName("beta")!, from: .sent, dryRun: true)
         #expect(dry.queued == ["n-15@beta", "n-29@beta"])
         #expect(try spool.names(in: .queued).isEmpty)
 
-        let report = try backfill.run(since: since, until: until, subscriber: SubscriberName("beta")!, from: .sent, dryRun: false)
+        let report = try backfill.run(
+            since: since, until: until, subscriber: SubscriberName("beta")!, from: .sent, dryRun: false)
         #expect(report.queued == ["n-15@beta", "n-29@beta"])
         try spool.runRound()
         let keys = server.requests.dropFirst(5).compactMap { $0.header("idempotency-key") }
@@ -117,10 +123,13 @@ import Testing
         let day: Int64 = 86_400
         let ledger = Ledger(directory: spool.spool.ledgerDirectory)
         for age in [200, 184, 100, 0] as [Int64] {
-            try ledger.append(LedgerLine(time: now - .seconds(age * day), round: "r", subscriber: "alpha", key: "k\(age)", event: .sent))
+            try ledger.append(
+                LedgerLine(
+                    time: now - .seconds(age * day), round: "r", subscriber: "alpha", key: "k\(age)", event: .sent))
         }
         for (state, name, age) in [
-            (SpoolState.sent, "old@alpha.json", 200), (.sent, "young@alpha.json", 10), (.failed, "ancient@alpha.json", 400),
+            (SpoolState.sent, "old@alpha.json", 200), (.sent, "young@alpha.json", 10),
+            (.failed, "ancient@alpha.json", 400),
             (.needsAttention, "ancient2@alpha.json", 400),
         ] as [(SpoolState, String, Int64)] {
             try spool.spool.deliverNewFile(Array("{}".utf8), named: FileName(name), into: state)
@@ -143,6 +152,7 @@ import Testing
         #expect(try spool.names(in: .needsAttention) == ["ancient2@alpha.json"])
         #expect(try spool.spool.tmp.sortedNames().map(\.description) == ["fresh.2"])
         // Twice is fine: nothing left to remove.
-        #expect(try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: false).run().total == 0)
+        #expect(
+            try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: false).run().total == 0)
     }
 }

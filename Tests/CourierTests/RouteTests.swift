@@ -6,7 +6,8 @@ import Testing
 @Suite struct RouteTests {
     static let workout = #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"type":"run","km":8.2}}"#
     static let route = #"{"id":"r-1","kind":"route","for":"w-1","data":{"points":[[52.1,4.3],[52.2,4.4]]}}"#
-    static let merged = #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"type":"run","km":8.2,"route":{"points":[[52.1,4.3],[52.2,4.4]]}}}"#
+    static let merged =
+        #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"type":"run","km":8.2,"route":{"points":[[52.1,4.3],[52.2,4.4]]}}}"#
 
     static func spool() throws -> (TemporarySpool, LoopbackServer) {
         let server = try LoopbackServer(status: 201)
@@ -88,6 +89,9 @@ import Testing
         try spool.drop(#"{"id":"r-1","kind":"route","for":"w-1"}"#, as: "r.json")
         try spool.runRound()
         let body = String(decoding: try #require(server.requests.first).body, as: UTF8.self)
-        #expect(body == #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"route":{"id":"r-1","kind":"route","for":"w-1"}}}"#)
+        #expect(
+            body
+                == #"{"id":"w-1","kind":"workout","awaitRoute":true,"data":{"route":{"id":"r-1","kind":"route","for":"w-1"}}}"#
+        )
     }
 }

@@ -11,12 +11,18 @@ enum BackfillCommand {
         else { throw .usage(usage) }
         let from = try arguments.option("--from")
         try arguments.noPositionals("backfill")
-        guard let since = Timestamp(dateOrTime: sinceText) else { throw .usage("--since \(sinceText) is not YYYY-MM-DD or RFC 3339") }
-        guard var until = Timestamp(dateOrTime: untilText) else { throw .usage("--until \(untilText) is not YYYY-MM-DD or RFC 3339") }
+        guard let since = Timestamp(dateOrTime: sinceText) else {
+            throw .usage("--since \(sinceText) is not YYYY-MM-DD or RFC 3339")
+        }
+        guard var until = Timestamp(dateOrTime: untilText) else {
+            throw .usage("--until \(untilText) is not YYYY-MM-DD or RFC 3339")
+        }
         // A bare date in --until means the whole of that day.
         if untilText.count == 10 { until = until + .seconds(86_400) }
         guard since < until else { throw .usage("--since must come before --until") }
-        guard let subscriber = SubscriberName(subscriberText) else { throw .usage("\(subscriberText) is not a subscriber name") }
+        guard let subscriber = SubscriberName(subscriberText) else {
+            throw .usage("\(subscriberText) is not a subscriber name")
+        }
         let configuration = try invocation.configuration(readingSecrets: false)
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }

@@ -8,7 +8,9 @@ enum CopyCommand {
         guard rest.count == 1, let text = rest.first else { throw .usage("copy ENTRY [--subscriber NAME]") }
         var subscriber: SubscriberName?
         if let subscriberText {
-            guard let name = SubscriberName(subscriberText) else { throw .usage("\(subscriberText) is not a subscriber name") }
+            guard let name = SubscriberName(subscriberText) else {
+                throw .usage("\(subscriberText) is not a subscriber name")
+            }
             subscriber = name
         }
         let configuration = try invocation.configuration(readingSecrets: false)

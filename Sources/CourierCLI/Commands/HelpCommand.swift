@@ -1,7 +1,7 @@
 /// `courier help`: the same commands and words as DESIGN §6 and courier(1).
 enum HelpCommand {
     static let usage = """
-        usage: courier [--config FILE] [--spool DIR] COMMAND
+        usage: courier [--config FILE] [--spool DIR] [--quiet|--verbose] COMMAND
 
         Courier delivers JSON records dropped into a spool directory to HTTP
         subscribers, once per Idempotency-Key, through the state folders
@@ -36,6 +36,8 @@ enum HelpCommand {
           help                             this text
           --version                        print the version
 
+        Events are logged on standard error, one line each (with <N> priorities when it is
+        the journal): --quiet shows warnings and errors only, --verbose everything.
         ENTRY is a file name (KEY@SUB.json), KEY@SUB, or a KEY (all its subscribers).
         The configuration is the first found of --config FILE, $COURIER_CONFIG,
         ./etc/courier.conf and /etc/courier/courier.conf.

@@ -6,7 +6,9 @@ enum PruneCommand {
         let dryRun = arguments.flag("--dry-run")
         var retention: Duration?
         if let text = try arguments.option("--retention") {
-            guard let parsed = Units.duration(text) else { throw .usage("--retention \(text) is not a duration such as 183d") }
+            guard let parsed = Units.duration(text) else {
+                throw .usage("--retention \(text) is not a duration such as 183d")
+            }
             retention = parsed
         }
         try arguments.noPositionals("prune")

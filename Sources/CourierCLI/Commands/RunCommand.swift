@@ -19,9 +19,15 @@ enum RunCommand {
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
         let result: RoundResult
         do {
-            result = try Round(spool: spool, configuration: configuration, mode: mode).run(wait: wait)
+            result = try Round(spool: spool, configuration: configuration, mode: mode, log: invocation.log).run(
+                wait: wait)
         } catch {
-            throw .round(error)
+            let failure = CLIError.round(error)
+            writeMetrics(configuration, spool, summary: nil, status: failure.status, invocation)
+            throw failure
+        }
+        if case .ran(let summary) = result {
+            writeMetrics(configuration, spool, summary: summary, status: .ok, invocation)
         }
         switch result {
         case .busy:
@@ -29,6 +35,20 @@ enum RunCommand {
                 "another round is running on \(configuration.spool); nothing to do (use --wait to wait for it)")
         case .ran(let summary):
             invocation.output.line(describe(summary))
+        }
+    }
+
+    /// A metrics file that cannot be written is worth a warning, not a
+    /// failed round: the items have been delivered.
+    private static func writeMetrics(
+        _ configuration: Configuration, _ spool: Spool, summary: RoundSummary?, status: ExitStatus,
+        _ invocation: Invocation
+    ) {
+        guard let path = configuration.metricsFile else { return }
+        do {
+            try MetricsFile(path: path, spool: spool).write(summary: summary, exitStatus: status.rawValue)
+        } catch {
+            invocation.output.error("warning: metrics-file: \(error)")
         }
     }
 

@@ -90,6 +90,8 @@ public struct Configuration: Sendable {
     public var foregroundTimeout: Duration
     public var backoff: [Duration]
     public var maxRecordSize: Int
+    /// Prometheus textfile to replace after each round; nil: none.
+    public var metricsFile: String?
     public var subscribers: [Subscriber]
 
     public static let defaultSpool = "/var/spool/courier"
@@ -111,6 +113,7 @@ public struct Configuration: Sendable {
         self.foregroundTimeout = .seconds(30)
         self.backoff = [.seconds(2), .seconds(4), .seconds(8), .seconds(16)]
         self.maxRecordSize = 1 << 20
+        self.metricsFile = nil
         self.subscribers = subscribers
     }
 

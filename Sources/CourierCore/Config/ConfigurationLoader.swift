@@ -65,6 +65,9 @@ extension Configuration {
                 case "notify-command":
                     guard !value.isEmpty else { throw fail("is empty") }
                     configuration.notifyCommand = resolve(value, against: base)
+                case "metrics-file":
+                    guard !value.isEmpty else { throw fail("is empty") }
+                    configuration.metricsFile = resolve(value, against: base)
                 case "retention": configuration.retention = try duration(value, fail)
                 case "route-wait": configuration.routeWait = try duration(value, fail)
                 case "settle": configuration.settle = try duration(value, fail)
@@ -130,6 +133,25 @@ extension Configuration {
                 subscribers[index].signingSecret = secret
             }
         }
+    }
+
+    /// Secret files anyone on the machine can read: worth a warning.
+    public func secretFileWarnings() -> [String] {
+        var warnings: [String] = []
+        for subscriber in subscribers {
+            for (key, path) in [
+                ("token-file", subscriber.tokenFile), ("signing-secret-file", subscriber.signingSecretFile),
+            ] {
+                guard let path else { continue }
+                var info = stat()
+                guard stat(path, &info) == 0, info.st_mode & 0o004 != 0 else { continue }
+                let mode = String(info.st_mode & 0o777, radix: 8)
+                warnings.append(
+                    "[subscriber \(subscriber.name)] \(key) \(path) is readable by others (mode 0\(mode)); chmod o-r it"
+                )
+            }
+        }
+        return warnings
     }
 
     private static func readSecret(_ path: String, file: String, line: Int, key: String) throws(ConfigError) -> String {

@@ -4,8 +4,12 @@ import Glibc
 public final class Ledger {
     private let directory: DirectoryHandle
     private var openDay: (day: String, file: FileDescriptor)?
+    private let log: EventLog
 
-    public init(directory: DirectoryHandle) { self.directory = directory }
+    public init(directory: DirectoryHandle, log: EventLog = .silent) {
+        self.directory = directory
+        self.log = log
+    }
 
     /// Appends each line with one write(2) to an O_APPEND file, so
     /// concurrent writers never interleave, then fsyncs each day file once:
@@ -26,6 +30,7 @@ public final class Ledger {
         for (day, file) in touched {
             do { try file.sync() } catch { throw .operation("sync", path: "ledger/\(day).tsv", error) }
         }
+        for line in lines { log.record(line) }
     }
 
     public func append(_ line: LedgerLine) throws(SpoolError) {

@@ -41,7 +41,8 @@ public struct Notifier {
     @discardableResult
     public func notifyIfWanted(_ summary: RoundSummary) -> NotifierHealth? {
         guard wants(summary), let command = configuration.notifyCommand else { return nil }
-        var health = NotifierHealth(working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
+        var health = NotifierHealth(
+            working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
         if let problem = run(command, summary: summary) {
             health.working = false
             health.detail = problem
@@ -88,7 +89,9 @@ public struct Notifier {
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
         process.standardError = stderr
-        do { try process.run() } catch { return "notify-command \(command) could not start: \(error.localizedDescription)" }
+        do { try process.run() } catch {
+            return "notify-command \(command) could not start: \(error.localizedDescription)"
+        }
         let deadline = MonotonicInstant.now() + Self.timeout
         while process.isRunning && MonotonicInstant.now() < deadline { usleep(5_000) }
         if process.isRunning {
@@ -99,8 +102,10 @@ public struct Notifier {
         let errorBytes = FileManager.default.contents(atPath: errorPath) ?? Data()
         let errorText = String(decoding: errorBytes.prefix(200), as: UTF8.self).trimmingSpaces
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let how = process.terminationReason == .exit
-                ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)"
+            let how =
+                process.terminationReason == .exit
+                ? "exited with status \(process.terminationStatus)"
+                : "was killed by signal \(process.terminationStatus)"
             return "notify-command \(command) \(how)" + (errorText.isEmpty ? "" : ": \(errorText)")
         }
         return nil

@@ -57,7 +57,8 @@ public struct Backfill {
                 try ledger.append(
                     LedgerLine(
                         time: .now(), round: "backfill", subscriber: subscriber.value, key: entry.key.description,
-                        event: .backfilled, detail: "from \(origin)" + (state.map { "; was in \($0.rawValue)/" } ?? "")))
+                        event: .backfilled, detail: "from \(origin)" + (state.map { "; was in \($0.rawValue)/" } ?? ""))
+                )
                 if let state {
                     try spool.move(entry.fileName, from: state, to: .queued)
                     try spool.sync([state, .queued])
@@ -93,7 +94,9 @@ public struct Backfill {
                 let sent = spool.directory(.sent)
                 let stream = try sent.entries()
                 while let name = try stream.next() {
-                    guard let entry = EntryName(fileName: name), let status = try sent.status(of: name) else { continue }
+                    guard let entry = EntryName(fileName: name), let status = try sent.status(of: name) else {
+                        continue
+                    }
                     let bytes = try sent.openFile(name, flags: O_RDONLY).read(upTo: configuration.maxRecordSize + 1)
                     consider(bytes, modified: status.modified, label: "sent/\(name)", preferred: entry.key.copy == nil)
                 }
@@ -104,7 +107,8 @@ public struct Backfill {
                         report.skipped.append("\(path)/\(name): not a regular file")
                         continue
                     }
-                    let bytes = try directory.openFile(name, flags: O_RDONLY).read(upTo: configuration.maxRecordSize + 1)
+                    let bytes = try directory.openFile(name, flags: O_RDONLY).read(
+                        upTo: configuration.maxRecordSize + 1)
                     consider(bytes, modified: status.modified, label: "\(path)/\(name)", preferred: true)
                 }
             }

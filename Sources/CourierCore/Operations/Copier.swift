@@ -14,7 +14,8 @@ public struct Copier {
         guard let original = item.entry else { throw .notAnEntry(item.name.description) }
         let target = subscriber ?? original.subscriber
         guard configuration.subscriber(named: target) != nil else { throw .unknownSubscriber(target.value) }
-        let copy = EntryName(key: DeliveryKey(id: original.key.id, copy: try nextCopyNumber(of: original.key.id)), subscriber: target)
+        let copy = EntryName(
+            key: DeliveryKey(id: original.key.id, copy: try nextCopyNumber(of: original.key.id)), subscriber: target)
         do {
             let bytes = try spool.read(item.name, in: item.state, limit: configuration.maxRecordSize + 1)
             try spool.deliverNewFile(bytes, named: copy.fileName, into: .queued)

@@ -92,7 +92,9 @@ public enum Explanation {
             return "the subscriber did not answer (\(line.detail.isEmpty ? "network error" : line.detail)); "
                 + "background rounds try once, `courier send-now` retries with backoff"
         case 400, 422: return "the subscriber rejected the record as malformed (HTTP \(line.status))"
-        case 401, 403: return "the subscriber refused the credentials (HTTP \(line.status)); check token-file and signing-secret-file"
+        case 401, 403:
+            return
+                "the subscriber refused the credentials (HTTP \(line.status)); check token-file and signing-secret-file"
         case 404, 410: return "the subscriber's URL does not exist (HTTP \(line.status)); check url"
         case 409, 412: return "the subscriber reports a conflict (HTTP \(line.status))"
         case 413: return "the record is too large for the subscriber (HTTP 413)"

@@ -86,7 +86,9 @@ extension Spool {
             do {
                 let stream = try directory(state).entries()
                 while let candidate = try stream.next() {
-                    guard let text = candidate.string, text.hasPrefix("invalid-"), text.hasSuffix(suffix) else { continue }
+                    guard let text = candidate.string, text.hasPrefix("invalid-"), text.hasSuffix(suffix) else {
+                        continue
+                    }
                     found.append(SpoolItem(name: candidate, state: state, entry: nil))
                 }
             } catch {

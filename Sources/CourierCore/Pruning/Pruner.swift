@@ -55,7 +55,9 @@ public struct Pruner {
             do { next = try stream.next() } catch { throw .operation("list", path: label + "/", error) }
             guard let name = next else { break }
             let status: FileStatus?
-            do { status = try directory.status(of: name) } catch { throw .operation("look at", path: "\(label)/\(name)", error) }
+            do { status = try directory.status(of: name) } catch {
+                throw .operation("look at", path: "\(label)/\(name)", error)
+            }
             guard let status, status.kind != .directory, status.modified < cutoff else { continue }
             try remove(name, in: directory, label: label)
             removed.append(name.description)

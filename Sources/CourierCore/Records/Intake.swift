@@ -144,8 +144,11 @@ struct Intake {
         try ledger.append(
             LedgerLine(
                 time: now, round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
-                detail: "route for \(workout) from \(Self.printable(name))" + (replaces ? "; replaces an earlier route" : "")))
-        do { try spool.directory(.queued).remove(name) } catch { throw .operation("remove", path: "queued/\(name)", error) }
+                detail: "route for \(workout) from \(Self.printable(name))"
+                    + (replaces ? "; replaces an earlier route" : "")))
+        do { try spool.directory(.queued).remove(name) } catch {
+            throw .operation("remove", path: "queued/\(name)", error)
+        }
         report.routes += 1
     }
 

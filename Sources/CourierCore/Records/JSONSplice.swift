@@ -117,7 +117,9 @@ enum JSONSplice {
             return nil
         default:
             var index = start
-            while index < bytes.count, ![comma, closeBrace, closeBracket, 0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
+            while index < bytes.count,
+                ![comma, closeBrace, closeBracket, 0x20, 0x09, 0x0A, 0x0D].contains(bytes[index])
+            {
                 index += 1
             }
             return index

@@ -50,10 +50,12 @@ struct RouteStep {
         let resent = try resentWorkouts(for: Set(routes.keys).subtracting(workouts.keys))
 
         for (id, routeName) in routes.sorted(by: { $0.key < $1.key }) {
-            let targets = (workouts[id] ?? []).map { ($0, SpoolState.awaitingRoute) } + (resent[id] ?? []).map { ($0, .queued) }
+            let targets =
+                (workouts[id] ?? []).map { ($0, SpoolState.awaitingRoute) } + (resent[id] ?? []).map { ($0, .queued) }
             if targets.isEmpty {
-                try expireIfOld(routeName, key: id.value, subscriber: "-", report: &report,
-                                reason: "no workout \(id) arrived within route-wait")
+                try expireIfOld(
+                    routeName, key: id.value, subscriber: "-", report: &report,
+                    reason: "no workout \(id) arrived within route-wait")
                 continue
             }
             let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize + 1)
@@ -67,8 +69,9 @@ struct RouteStep {
             }
         }
         for entry in workouts.values.joined() {
-            try expireIfOld(entry.fileName, key: entry.key.description, subscriber: entry.subscriber.value,
-                            report: &report, reason: "its GPS route did not arrive within route-wait")
+            try expireIfOld(
+                entry.fileName, key: entry.key.description, subscriber: entry.subscriber.value,
+                report: &report, reason: "its GPS route did not arrive within route-wait")
         }
         try spool.sync([.awaitingRoute, .queued, .needsAttention])
         return report
@@ -83,18 +86,22 @@ struct RouteStep {
     {
         let workout = try spool.read(entry.fileName, in: state, limit: configuration.maxRecordSize + 1)
         guard let merged = JSONSplice.settingRoute(route, in: workout) else {
-            try ledger.append(line(entry, .needsAttention, "cannot attach the route: the workout's `data` is not an object"))
+            try ledger.append(
+                line(entry, .needsAttention, "cannot attach the route: the workout's `data` is not an object"))
             try spool.move(entry.fileName, from: state, to: .needsAttention)
             report.timedOut.append(entry.description)
             return
         }
         try spool.deliverNewFile(merged, named: entry.fileName, into: state)
-        try ledger.append(line(entry, .routeAttached, "route merged as data.route; \(state == .queued ? "in" : "to") queued/"))
+        try ledger.append(
+            line(entry, .routeAttached, "route merged as data.route; \(state == .queued ? "in" : "to") queued/"))
         if state != .queued { try spool.move(entry.fileName, from: state, to: .queued) }
         report.attached.append(entry)
     }
 
-    private func expireIfOld(_ name: FileName, key: String, subscriber: String, report: inout RouteReport, reason: String)
+    private func expireIfOld(
+        _ name: FileName, key: String, subscriber: String, report: inout RouteReport, reason: String
+    )
         throws(SpoolError)
     {
         let status: FileStatus?
@@ -103,7 +110,8 @@ struct RouteStep {
         }
         guard let status, now - status.modified >= configuration.routeWait else { return }
         try ledger.append(
-            LedgerLine(time: now, round: round.value, subscriber: subscriber, key: key, event: .routeTimeout, detail: reason))
+            LedgerLine(
+                time: now, round: round.value, subscriber: subscriber, key: key, event: .routeTimeout, detail: reason))
         try spool.move(name, from: .awaitingRoute, to: .needsAttention)
         report.timedOut.append(subscriber == "-" ? name.description : "\(key)@\(subscriber)")
     }

@@ -6,11 +6,13 @@ public struct Round {
     public let spool: Spool
     public let configuration: Configuration
     public let mode: RoundMode
+    public let log: EventLog
 
-    public init(spool: Spool, configuration: Configuration, mode: RoundMode) {
+    public init(spool: Spool, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
         self.spool = spool
         self.configuration = configuration
         self.mode = mode
+        self.log = log
     }
 
     public static let lastRoundFile = "last-round.json"
@@ -29,7 +31,8 @@ public struct Round {
         let started = Timestamp.now()
         let clock = MonotonicInstant.now()
         let round = RoundID.make(at: started)
-        let ledger = Ledger(directory: spool.ledgerDirectory)
+        let ledger = Ledger(directory: spool.ledgerDirectory, log: log)
+        log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
             summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
@@ -61,7 +64,10 @@ public struct Round {
         if let data = try? encoder.encode(summary) {
             do { try spool.writeControlFile(Self.lastRoundFile, Array(data) + [0x0A]) } catch { throw .spool(error) }
         }
-        Notifier(configuration: configuration, spool: spool).notifyIfWanted(summary)
+        if let health = Notifier(configuration: configuration, spool: spool).notifyIfWanted(summary), !health.working {
+            log(.warning, "notifications not working: \(health.detail)")
+        }
+        log(.debug, "round \(round) finished in \(summary.durationMilliseconds) ms")
         return summary
     }
 

@@ -1,0 +1,56 @@
+# make install [PREFIX=/usr/local] [DESTDIR=] [BINARY=.build/release/courier]
+#
+# Installs the binary, the systemd units, the example configuration (never
+# over an existing one), the man pages and the shell completions.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+BINDIR = $(PREFIX)/bin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR = $(PREFIX)/share/man
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+BINARY ?= .build/release/courier
+SPOOL ?= /var/spool/courier
+
+UNITS = courier.service courier.timer courier.path courier-prune.service courier-prune.timer
+
+.PHONY: all install uninstall deb
+
+all: $(BINARY)
+
+$(BINARY):
+	swift build -c release --static-swift-stdlib
+
+install: $(BINARY)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/courier \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 $(BINARY) $(DESTDIR)$(BINDIR)/courier
+	for unit in $(UNITS); do \
+		sed -e 's|/usr/bin/courier|$(BINDIR)/courier|g' \
+		    -e 's|/etc/courier/courier.conf|$(SYSCONFDIR)/courier/courier.conf|g' \
+		    -e 's|/var/spool/courier|$(SPOOL)|g' \
+		    etc/systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit; \
+	done
+	# The example's spool is the repository's; an installed one uses $(SPOOL).
+	if [ ! -e $(DESTDIR)$(SYSCONFDIR)/courier/courier.conf ]; then \
+		sed -e 's|^spool = ../spool.*|spool = $(SPOOL)|' etc/courier.conf \
+		    > $(DESTDIR)$(SYSCONFDIR)/courier/courier.conf; \
+		chmod 0640 $(DESTDIR)$(SYSCONFDIR)/courier/courier.conf; \
+	else \
+		echo "keeping the existing $(DESTDIR)$(SYSCONFDIR)/courier/courier.conf"; \
+	fi
+	install -m 0644 man/courier.1 $(DESTDIR)$(MANDIR)/man1/courier.1
+	install -m 0644 man/courier.conf.5 $(DESTDIR)$(MANDIR)/man5/courier.conf.5
+	install -m 0644 etc/completion/courier.bash $(DESTDIR)$(BASHCOMPDIR)/courier
+	install -m 0644 etc/completion/_courier $(DESTDIR)$(ZSHCOMPDIR)/_courier
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/courier $(DESTDIR)$(MANDIR)/man1/courier.1 $(DESTDIR)$(MANDIR)/man5/courier.conf.5 \
+		$(DESTDIR)$(BASHCOMPDIR)/courier $(DESTDIR)$(ZSHCOMPDIR)/_courier
+	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
+
+deb:
+	scripts/build-deb.sh

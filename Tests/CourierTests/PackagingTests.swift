@@ -1,0 +1,170 @@
+import CourierCore
+import Foundation
+import Glibc
+import Testing
+
+/// Units, install, .deb, man pages: Courier as a Unix service.
+@Suite(.serialized) struct PackagingTests {
+    static func install(into root: String, prefix: String = "/usr") throws -> Shell.Result {
+        let binary = try CourierBinary.locate().path
+        return try Shell.run([
+            "make", "--no-print-directory", "install", "DESTDIR=\(root)", "PREFIX=\(prefix)", "BINARY=\(binary)",
+        ])
+    }
+
+    @Test func makeInstallLaysOutTheServiceAndKeepsAnEditedConfig() throws {
+        let root = TemporaryDirectory("install")
+        let first = try Self.install(into: root.path)
+        #expect(first.status == 0, "\(first.output)")
+        for path in [
+            "usr/bin/courier", "usr/lib/systemd/system/courier.service", "usr/lib/systemd/system/courier.timer",
+            "usr/lib/systemd/system/courier.path", "usr/lib/systemd/system/courier-prune.service",
+            "usr/lib/systemd/system/courier-prune.timer", "etc/courier/courier.conf", "usr/share/man/man1/courier.1",
+            "usr/share/man/man5/courier.conf.5", "usr/share/bash-completion/completions/courier",
+            "usr/share/zsh/vendor-completions/_courier",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: root.path + "/" + path), "\(path)")
+        }
+        let config = try String(contentsOfFile: root.path + "/etc/courier/courier.conf", encoding: .utf8)
+        #expect(config.contains("spool = /var/spool/courier"))
+        _ = try Configuration.parse(Array(config.utf8), file: "/etc/courier/courier.conf")
+
+        try "; edited by the admin\n".appendingTo(root.path + "/etc/courier/courier.conf")
+        let second = try Self.install(into: root.path)
+        #expect(second.output.contains("keeping the existing"))
+        #expect(
+            try String(contentsOfFile: root.path + "/etc/courier/courier.conf", encoding: .utf8).hasSuffix(
+                "; edited by the admin\n"))
+
+        // PREFIX reaches the units' ExecStart.
+        let local = TemporaryDirectory("install")
+        #expect(try Self.install(into: local.path, prefix: "/usr/local").status == 0)
+        let unit = try String(
+            contentsOfFile: local.path + "/usr/local/lib/systemd/system/courier.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=/usr/local/bin/courier run --background"))
+    }
+
+    @Test func systemdAnalyzeVerifiesEveryUnit() throws {
+        #expect(Shell.exists("systemd-analyze"), "systemd-analyze is missing: .ci/run installs systemd")
+        guard Shell.exists("systemd-analyze") else { return }
+        let root = TemporaryDirectory("verify")
+        #expect(try Self.install(into: root.path).status == 0)
+        // The installed units, beside the host's own (sysinit.target, …).
+        let units = root.path + "/usr/lib/systemd/system"
+        for host in ["/lib/systemd/system", "/usr/lib/systemd/system"]
+        where FileManager.default.fileExists(atPath: host) {
+            try Shell.run(["cp", "-an", host + "/.", units + "/"])
+        }
+        let names = [
+            "courier.service", "courier.timer", "courier.path", "courier-prune.service", "courier-prune.timer",
+        ]
+        let result = try Shell.run(
+            ["systemd-analyze", "verify", "--root=\(root.path)", "--man=no"] + names.map { units + "/" + $0 })
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.isEmpty, "\(result.output)")
+    }
+
+    @Test func manPagesRenderCleanlyAndAgreeWithHelp() throws {
+        for page in ["man/courier.1", "man/courier.conf.5"] {
+            let groff = try Shell.run(["groff", "-ww", "-z", "-man", page])
+            #expect(groff.status == 0 && groff.output.isEmpty, "\(page): \(groff.output)")
+            let rendered = try Shell.run(
+                ["man", "-l", page], environment: ["MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
+            #expect(rendered.status == 0 && rendered.output.contains("SEE ALSO"), "\(page)")
+        }
+        let help = try CourierBinary.locate().run(["help"]).output
+        let manual = try String(contentsOfFile: Shell.repository + "/man/courier.1", encoding: .utf8)
+        let commands = help.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first else {
+                return nil
+            }
+            return word.hasPrefix("-") ? nil : String(word)
+        }
+        #expect(commands.count >= 17)
+        for command in commands {
+            #expect(
+                manual.contains(".B \(command)") || manual.contains(".BR \(command)")
+                    || manual.contains(".BI \(command)")
+                    || manual.contains(".B \(command) "), "courier.1 lacks \(command)")
+        }
+        let conf = try String(contentsOfFile: Shell.repository + "/man/courier.conf.5", encoding: .utf8)
+        let example = try String(contentsOfFile: Shell.repository + "/etc/courier.conf", encoding: .utf8)
+        let keys = example.split(separator: "\n").compactMap { line -> String? in
+            let text = line.drop { $0 == ";" || $0 == " " }
+            guard let equals = text.firstIndex(of: "="), !text.hasPrefix("[") else { return nil }
+            return String(text[..<equals]).trimmingSpaces
+        }
+        #expect(keys.count >= 18)
+        for key in Set(keys) { #expect(conf.contains(".B \(key)\n"), "courier.conf.5 lacks \(key)") }
+    }
+
+    @Test func theDebPackageHasTheLayoutAndScripts() throws {
+        let out = TemporaryDirectory("deb")
+        let built = try Shell.run(
+            ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
+        #expect(built.status == 0, "\(built.output)")
+        let deb = built.output.trimmingSpaces
+        let info = try Shell.run(["dpkg-deb", "--info", deb]).output
+        for field in [
+            "Package: courier", "Version: \(CourierVersion.current)",
+            "Depends: libc6, libcurl4, libinih1, libssl3, adduser",
+            "postinst", "conffiles",
+        ] {
+            #expect(info.contains(field), "\(field)")
+        }
+        let contents = try Shell.run(["dpkg-deb", "-c", deb]).output
+        for path in [
+            "./usr/bin/courier", "./lib/systemd/system/courier.service", "./etc/courier/courier.conf",
+            "./usr/share/man/man1/courier.1.gz", "./usr/share/man/man5/courier.conf.5.gz",
+        ] {
+            #expect(contents.contains(path), "\(path)")
+        }
+        #expect(contents.contains("drwxr-xr-x root/root         0"))
+    }
+
+    /// The real thing, on CI's throwaway machine only: install the .deb, check
+    /// the units against the installed binary and man pages, and run a round
+    /// the way the service does (as the courier user, umask 0027).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CI"] == "true" && getuid() == 0))
+    func aRealInstallRunsARoundAsTheCourierUser() throws {
+        let out = TemporaryDirectory("deb")
+        let built = try Shell.run(
+            ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
+        let deb = built.output.trimmingSpaces
+        let installed = try Shell.run(["dpkg", "-i", deb])
+        #expect(installed.status == 0, "\(installed.output)")
+        defer { _ = try? Shell.run(["dpkg", "-r", "courier"]) }
+
+        let verify = try Shell.run(["sh", "-c", "systemd-analyze verify etc/systemd/*"])
+        #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")
+
+        let server = try LoopbackServer(status: 201)
+        let work = TemporaryDirectory("service")
+        chmod(work.path, 0o755)
+        try work.write(
+            "[courier]\nspool = /var/spool/courier\n[subscriber alpha]\nurl = \(server.url)\n", to: "courier.conf")
+        chmod(work.path + "/courier.conf", 0o644)
+        try Data(#"{"id":"svc-1","kind":"sleep"}"#.utf8).write(
+            to: URL(fileURLWithPath: "/var/spool/courier/queued/svc.json"))
+        let round = try Shell.run([
+            "runuser", "-u", "courier", "--", "sh", "-c",
+            "umask 0027 && COURIER_CONFIG=\(work.path)/courier.conf /usr/bin/courier run",
+        ])
+        #expect(round.status == 0, "\(round.output)")
+        #expect(FileManager.default.fileExists(atPath: "/var/spool/courier/sent/svc-1@alpha.json"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: "/var/spool/courier/sent/svc-1@alpha.json")
+        #expect(attributes[.ownerAccountName] as? String == "courier")
+        #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o027 } == 0)
+        #expect(server.requests.count == 1)
+        try? FileManager.default.removeItem(atPath: "/var/spool/courier/sent/svc-1@alpha.json")
+    }
+}
+
+extension String {
+    func appendingTo(_ path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(utf8))
+        try handle.close()
+    }
+}

@@ -1,0 +1,110 @@
+import CourierCore
+import Foundation
+import Glibc
+import Testing
+
+/// Logging for the journal, metrics for node_exporter, permission checks.
+@Suite struct ServiceTests {
+    static func setUp(status: Int, extra: String = "") throws -> (TemporaryDirectory, String, LoopbackServer) {
+        let server = try LoopbackServer(status: status)
+        let directory = TemporaryDirectory("service")
+        try directory.write(
+            "[courier]\nspool = spool\nsettle = 0s\n\(extra)\n[subscriber alpha]\nurl = \(server.url)\n",
+            to: "courier.conf")
+        let config = directory.path + "/courier.conf"
+        _ = try CourierBinary.locate().run(["--config", config, "init"])
+        try directory.write(#"{"id":"e-1","kind":"sleep"}"#, to: "spool/queued/e.json")
+        return (directory, config, server)
+    }
+
+    /// Runs courier with standard error on a pipe; with `journal`, tells it
+    /// (as systemd does) that the pipe is the journal.
+    static func stderrOfRun(_ arguments: [String], journal: Bool) throws -> String {
+        let binary = try CourierBinary.locate()
+        let process = binary.start(arguments)
+        let errors = Pipe()
+        var info = stat()
+        fstat(errors.fileHandleForWriting.fileDescriptor, &info)
+        if journal {
+            var environment = process.environment ?? [:]
+            environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+            process.environment = environment
+        }
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try errors.fileHandleForWriting.close()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func eventsCarryJournalPrioritiesWhenStderrIsTheJournal() throws {
+        let (directory, config, server) = try Self.setUp(status: 500)
+        defer { withExtendedLifetime((directory, server)) {} }
+        let lines = try Self.stderrOfRun(["--config", config, "run"], journal: true).split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>accepted e-1@alpha") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("<4>needsAttention e-1@alpha status=500 attempt=1") }, "\(lines)")
+    }
+
+    @Test func plainOnATerminalOrPipeAndQuietMeansWarningsOnly() throws {
+        let (directory, config, server) = try Self.setUp(status: 500)
+        defer { withExtendedLifetime(server) {} }
+        let plain = try Self.stderrOfRun(["--config", config, "run"], journal: false)
+        #expect(plain.contains("courier: needsAttention e-1@alpha status=500"))
+        #expect(!plain.contains("<"))
+        #expect(!plain.contains("accepted"), "a person's terminal gets no line per routine event")
+        try directory.write(#"{"id":"e-2","kind":"sleep"}"#, to: "spool/queued/e2.json")
+        let verbose = try Self.stderrOfRun(["--config", config, "--verbose", "run"], journal: false)
+        #expect(verbose.contains("courier: accepted e-2@alpha"))
+        #expect(verbose.contains("started on"))
+        try directory.write(#"{"id":"e-3","kind":"sleep"}"#, to: "spool/queued/e3.json")
+        let quiet = try Self.stderrOfRun(["--config", config, "--quiet", "run"], journal: false)
+        #expect(quiet.split(separator: "\n").allSatisfy { $0.contains("needsAttention") })
+    }
+
+    @Test func theMetricsFileIsReplacedAfterEachRound() throws {
+        let metrics = TemporaryDirectory("metrics")
+        let path = metrics.path + "/courier.prom"
+        let (directory, config, server) = try Self.setUp(status: 201, extra: "metrics-file = \(path)")
+        defer { withExtendedLifetime((directory, server)) {} }
+        #expect(try CourierBinary.locate().run(["--config", config, "run"]).status == 0)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("# TYPE courier_items gauge\n"))
+        #expect(text.contains(#"courier_items{state="sent"} 1"#))
+        #expect(text.contains(#"courier_items{state="queued"} 0"#))
+        #expect(text.contains(#"courier_events_today{subscriber="alpha",event="sent"} 1"#))
+        #expect(text.contains("courier_last_round_exit_status 0\n"))
+        #expect(text.contains(#"courier_last_round_items{outcome="sent"} 1"#))
+        // Every sample line is NAME{labels} VALUE, as the textfile collector wants.
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            #expect(line.split(separator: " ").count == 2 && Double(line.split(separator: " ")[1]) != nil, "\(line)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: metrics.path) == ["courier.prom"])
+    }
+
+    @Test func checkWarnsAboutSecretsOthersCanRead() throws {
+        let directory = TemporaryDirectory("check")
+        try directory.write("sekrit\n", to: "alpha.token")
+        chmod(directory.path + "/alpha.token", 0o644)
+        try directory.write(
+            "[courier]\nspool = spool\n[subscriber alpha]\nurl = http://127.0.0.1:1/\ntoken-file = alpha.token\n",
+            to: "courier.conf")
+        let binary = try CourierBinary.locate()
+        let config = directory.path + "/courier.conf"
+        _ = try binary.run(["--config", config, "init"])
+        var check = try binary.run(["--config", config, "check"])
+        #expect(check.status == 0)
+        #expect(
+            check.output.contains(
+                "warning: [subscriber alpha] token-file \(directory.path)/alpha.token is readable by others (mode 0644)"
+            ))
+        chmod(directory.path + "/alpha.token", 0o640)
+        check = try binary.run(["--config", config, "check"])
+        #expect(!check.output.contains("warning"))
+        chmod(directory.path + "/spool", 0o777)
+        check = try binary.run(["--config", config, "check"])
+        #expect(check.status == 74)
+        #expect(check.output.contains("is writable by everyone"))
+    }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds dist/courier_VERSION_ARCH.deb with dpkg-deb.
+#   BINARY=path   use this courier binary (default: a release build with the
+#                 Swift runtime linked in statically, so the package needs no
+#                 Swift toolchain)
+#   OUTDIR=dir    where the .deb goes (default: dist)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BINARY=${BINARY:-.build/release/courier}
+OUTDIR=${OUTDIR:-dist}
+if [ ! -x "$BINARY" ]; then
+    swift build -c release --static-swift-stdlib
+fi
+VERSION=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CourierCore/Delivery/HTTPClient.swift)
+ARCH=$(dpkg --print-architecture)
+root=$(mktemp -d)
+chmod 0755 "$root"
+trap 'rm -rf "$root"' EXIT
+
+make --no-print-directory install DESTDIR="$root" PREFIX=/usr UNITDIR=/lib/systemd/system BINARY="$BINARY" >/dev/null
+strip --strip-unneeded "$root/usr/bin/courier" 2>/dev/null || true
+gzip -9n "$root/usr/share/man/man1/courier.1" "$root/usr/share/man/man5/courier.conf.5"
+install -d "$root/usr/share/doc/courier"
+install -m 0644 README.md "$root/usr/share/doc/courier/README.md"
+
+install -d "$root/DEBIAN"
+cat > "$root/DEBIAN/control" <<CONTROL
+Package: courier
+Version: $VERSION
+Section: net
+Priority: optional
+Architecture: $ARCH
+Maintainer: Courier developers <courier@localhost>
+Depends: libc6, libcurl4, libinih1, libssl3, adduser
+Installed-Size: $(du -sk "$root" | cut -f1)
+Description: spool-based delivery of JSON records to HTTP subscribers
+ Scripts drop JSON records into /var/spool/courier/queued; courier delivers
+ each one to HTTP endpoints with an Idempotency-Key, through a state machine
+ of directories moved by rename(2), with a daily TSV ledger of every attempt.
+ Run by systemd timers and a path unit; operated with ls, mv and awk.
+CONTROL
+echo /etc/courier/courier.conf > "$root/DEBIAN/conffiles"
+
+cat > "$root/DEBIAN/postinst" <<'POSTINST'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+    getent group courier >/dev/null || addgroup --system --quiet courier
+    getent passwd courier >/dev/null || adduser --system --quiet --ingroup courier \
+        --home /var/spool/courier --no-create-home --shell /usr/sbin/nologin courier
+    install -d -o courier -g courier -m 0750 /var/spool/courier
+    /usr/bin/courier --spool /var/spool/courier init >/dev/null
+    chown -R courier:courier /var/spool/courier
+    chmod 0750 /var/spool/courier
+    chown root:courier /etc/courier/courier.conf
+    chmod 0640 /etc/courier/courier.conf
+    if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null || true; fi
+fi
+exit 0
+POSTINST
+
+cat > "$root/DEBIAN/prerm" <<'PRERM'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ]; then
+    systemctl stop courier.timer courier.path courier-prune.timer >/dev/null 2>&1 || true
+fi
+exit 0
+PRERM
+
+cat > "$root/DEBIAN/postrm" <<'POSTRM'
+#!/bin/sh
+set -e
+# The spool holds people's records and the ledger: it is never removed here.
+if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null || true; fi
+exit 0
+POSTRM
+chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
+
+mkdir -p "$OUTDIR"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$OUTDIR/courier_${VERSION}_${ARCH}.deb" >/dev/null
+echo "$OUTDIR/courier_${VERSION}_${ARCH}.deb"
