@@ -23,7 +23,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "CourierCore", dependencies: ["CCurl", "CINIH", "CCrypto"]),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "CourierCore", dependencies: ["CCurl", "CINIH", "CCrypto", "CZlib"]),
         .target(name: "CourierCLI", dependencies: ["CourierCore"]),
         .executableTarget(name: "courier", dependencies: ["CourierCLI"]),
         .testTarget(name: "CourierTests", dependencies: ["CourierCore", "CourierCLI"]),

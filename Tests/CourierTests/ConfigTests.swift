@@ -103,7 +103,7 @@ import Testing
         ("spool = /s\n[subscriber a]\nurl = http://h/x\n", "courier.conf:1: `spool` is outside any [section]"),
         ("[courier]\nspool = /s\n", "no [subscriber NAME] section"),
         ("[courier]\nthis is not ini\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: not `[section]`"),
-        ("[catalog x]\nurl = http://h/x\n", "courier.conf:2: unknown section [catalog x]"),
+        ("[queue x]\nurl = http://h/x\n", "courier.conf:2: unknown section [queue x]"),
         ("[subscriber a.b]\nurl = http://h/x\n", "subscriber name `a.b`"),
         (
             "[courier]\nsettle = 5s\nsettle = 6s\n[subscriber a]\nurl = http://h/x\n",

@@ -18,6 +18,60 @@ public struct HTTPHeaderField: Sendable, Equatable {
     public var line: String { "\(name): \(value)" }
 }
 
+/// How a subscriber takes items: one POST each, or POSTed in batches.
+public enum DeliveryMode: String, Sendable, Codable {
+    case single
+    case batch
+}
+
+/// `mode = batch` settings (DESIGN §8).
+public struct BatchSettings: Sendable, Equatable {
+    /// Items per batch, 1–500; halved for the rest of a round after a timeout.
+    public var size = 100
+    /// `?atomic=true`: the whole batch is one outcome.
+    public var atomic = false
+    /// A batch body is split before it grows past this.
+    public var maxBytes = 2 << 20
+
+    public init(size: Int = 100, atomic: Bool = false, maxBytes: Int = 2 << 20) {
+        self.size = size
+        self.atomic = atomic
+        self.maxBytes = maxBytes
+    }
+}
+
+/// `[catalog NAME]`: a server-owned collection pulled as deltas.
+public struct Catalog: Sendable {
+    public let name: SubscriberName
+    /// The base URL; pages come from `{url}/delta`.
+    public let url: String
+    public let pageSize: Int
+    public let ackURL: String?
+    public let tokenFile: String?
+    public internal(set) var token: String?
+    public let line: Int
+
+    public init(name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, token: String? = nil) {
+        self.name = name
+        self.url = url
+        self.pageSize = pageSize
+        self.ackURL = ackURL
+        self.tokenFile = nil
+        self.token = token
+        self.line = 0
+    }
+
+    init(name: SubscriberName, url: String, pageSize: Int, ackURL: String?, tokenFile: String?, line: Int) {
+        self.name = name
+        self.url = url
+        self.pageSize = pageSize
+        self.ackURL = ackURL
+        self.tokenFile = tokenFile
+        self.token = nil
+        self.line = line
+    }
+}
+
 /// `[subscriber NAME]`: one HTTP endpoint and what it wants.
 public struct Subscriber: Sendable {
     public let name: SubscriberName
@@ -33,6 +87,11 @@ public struct Subscriber: Sendable {
     public let signingSecretFile: String?
     /// The decoded `whsec_` secret, when secrets are loaded.
     public internal(set) var signingSecret: [UInt8]?
+    /// `single` (default) or `batch`, with its settings.
+    public var mode: DeliveryMode = .single
+    public var batch = BatchSettings()
+    /// `gzip = true`: bodies go out with `Content-Encoding: gzip`.
+    public var gzip = false
     public let line: Int
     /// Where `token-file` and `signing-secret-file` were given, for errors.
     var tokenFileLine = 0
@@ -93,6 +152,7 @@ public struct Configuration: Sendable {
     /// Prometheus textfile to replace after each round; nil: none.
     public var metricsFile: String?
     public var subscribers: [Subscriber]
+    public var catalogs: [Catalog] = []
 
     public static let defaultSpool = "/var/spool/courier"
 
@@ -119,6 +179,10 @@ public struct Configuration: Sendable {
 
     public func subscriber(named name: SubscriberName) -> Subscriber? {
         subscribers.first { $0.name == name }
+    }
+
+    public func catalog(named name: SubscriberName) -> Catalog? {
+        catalogs.first { $0.name == name }
     }
 
     static func hostName() -> String {

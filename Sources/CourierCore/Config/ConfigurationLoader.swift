@@ -43,6 +43,7 @@ extension Configuration {
         var configuration = Configuration(spool: defaultSpool, subscribers: [])
         configuration.file = file
         var builders: [SubscriberBuilder] = []
+        var catalogBuilders: [CatalogBuilder] = []
         var seenCourierKeys: Set<String> = []
 
         for entry in entries {
@@ -95,22 +96,36 @@ extension Configuration {
                 }
                 if builders.last?.name != name { builders.append(SubscriberBuilder(name: name, line: entry.line)) }
                 try builders[builders.count - 1].set(entry, base: base, fail: fail)
+            } else if entry.section.hasPrefix("catalog ") {
+                let rawName = String(entry.section.dropFirst("catalog ".count)).trimmingSpaces
+                guard let name = SubscriberName(rawName) else {
+                    throw fail("catalog name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
+                }
+                if catalogBuilders.last?.name != name { catalogBuilders.append(CatalogBuilder(name: name, line: entry.line)) }
+                try catalogBuilders[catalogBuilders.count - 1].set(entry, base: base, fail: fail)
             } else if entry.section.isEmpty {
                 throw .syntax(file: file, line: entry.line, reason: "`\(entry.key)` is outside any [section]")
             } else {
                 throw .syntax(
                     file: file, line: entry.line,
-                    reason: "unknown section [\(entry.section)] (expected [courier] or [subscriber NAME])")
+                    reason: "unknown section [\(entry.section)] (expected [courier], [subscriber NAME] or [catalog NAME])")
             }
         }
         configuration.subscribers = try builders.map { builder throws(ConfigError) in try builder.build(file: file) }
-        guard !configuration.subscribers.isEmpty else { throw .noSubscribers(file: file) }
+        configuration.catalogs = try catalogBuilders.map { builder throws(ConfigError) in try builder.build(file: file) }
+        guard !configuration.subscribers.isEmpty || !configuration.catalogs.isEmpty else {
+            throw .noSubscribers(file: file)
+        }
         return configuration
     }
 
     /// Reads every subscriber's token and signing secret.
     public mutating func loadSecrets() throws(ConfigError) {
         let file = self.file ?? "configuration"
+        for index in catalogs.indices {
+            guard let path = catalogs[index].tokenFile else { continue }
+            catalogs[index].token = try Self.readSecret(path, file: file, line: catalogs[index].line, key: "token-file")
+        }
         for index in subscribers.indices {
             let subscriber = subscribers[index]
             if let path = subscriber.tokenFile {
@@ -198,6 +213,9 @@ private struct SubscriberBuilder {
     var concurrency = 8
     var caFile: String?
     var signingSecretFile: String?
+    var mode = DeliveryMode.single
+    var batch = BatchSettings()
+    var gzip = false
     var lines: [String: Int] = [:]
 
     /// Headers courier sets itself; configuring them would be ambiguous.
@@ -267,12 +285,32 @@ private struct SubscriberBuilder {
         case "signing-secret-file":
             guard !value.isEmpty else { throw fail("is empty") }
             signingSecretFile = Configuration.resolve(value, against: base)
+        case "mode":
+            guard let parsed = DeliveryMode(rawValue: value) else { throw fail("must be single or batch") }
+            mode = parsed
+        case "batch-size":
+            guard let number = Int(value), (1...500).contains(number) else { throw fail("must be a number from 1 to 500") }
+            batch.size = number
+        case "atomic":
+            batch.atomic = try boolean(value, fail)
+        case "max-batch-bytes":
+            guard let size = Units.size(value), (1024...(64 << 20)).contains(size) else {
+                throw fail("must be a size from 1KiB to 64MiB, e.g. `2MiB`")
+            }
+            batch.maxBytes = size
+        case "gzip":
+            gzip = try boolean(value, fail)
         default:
             throw fail("unknown key")
         }
     }
 
     func build(file: String) throws(ConfigError) -> Subscriber {
+        if mode == .single, let key = ["batch-size", "atomic", "max-batch-bytes"].first(where: { lines[$0] != nil }) {
+            throw .invalid(
+                file: file, line: lines[key] ?? line, section: "subscriber \(name)", key: key,
+                reason: "only applies with `mode = batch`")
+        }
         guard let url else { throw .missing(file: file, section: "subscriber \(name)", key: "url") }
         if tokenFile != nil, headers.contains(where: { $0.name.lowercased() == "authorization" }) {
             throw .invalid(
@@ -282,9 +320,63 @@ private struct SubscriberBuilder {
         var subscriber = Subscriber(
             name: name, url: url, kinds: kinds, tokenFile: tokenFile, headers: headers, concurrency: concurrency,
             caFile: caFile, signingSecretFile: signingSecretFile, line: line)
+        subscriber.mode = mode
+        subscriber.batch = batch
+        subscriber.gzip = gzip
         subscriber.tokenFileLine = lines["token-file"] ?? line
         subscriber.signingSecretFileLine = lines["signing-secret-file"] ?? line
         return subscriber
+    }
+}
+
+/// `true`/`false` (also yes/no, on/off, 1/0), as INI files write them.
+private func boolean(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Bool {
+    switch value.lowercased() {
+    case "true", "yes", "on", "1": return true
+    case "false", "no", "off", "0": return false
+    default: throw fail("must be true or false")
+    }
+}
+
+/// Collects one `[catalog NAME]` section's keys before validation.
+private struct CatalogBuilder {
+    let name: SubscriberName
+    let line: Int
+    var url: String?
+    var pageSize = 500
+    var ackURL: String?
+    var tokenFile: String?
+    var seen: Set<String> = []
+
+    init(name: SubscriberName, line: Int) {
+        self.name = name
+        self.line = line
+    }
+
+    mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
+        guard seen.insert(entry.key).inserted else { throw fail("given twice") }
+        let value = entry.value
+        switch entry.key {
+        case "url", "ack-url":
+            let lower = value.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
+                !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+            else { throw fail("must be an http:// or https:// URL without spaces") }
+            if entry.key == "url" { url = value.hasSuffix("/") ? String(value.dropLast()) : value } else { ackURL = value }
+        case "page-size":
+            guard let number = Int(value), (1...10_000).contains(number) else { throw fail("must be a number from 1 to 10000") }
+            pageSize = number
+        case "token-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            tokenFile = Configuration.resolve(value, against: base)
+        default:
+            throw fail("unknown key")
+        }
+    }
+
+    func build(file: String) throws(ConfigError) -> Catalog {
+        guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
+        return Catalog(name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, line: line)
     }
 }
 

@@ -5,12 +5,18 @@ public enum CourierVersion {
     public static let current = "0.1.0"
 }
 
-/// One POST to make.
+/// One POST to make: a single entry, or a batch of them.
 struct DeliveryRequest {
-    let entry: EntryName
+    /// The Idempotency-Key header (and Standard Webhooks id).
+    let key: String
+    /// The bytes as they go on the wire (compressed when `gzip = true`).
     let body: [UInt8]
     let subscriber: Subscriber
-    let attempt: Int
+    let url: String
+    var extraHeaders: [String] = []
+    /// How much of the answer to keep: the ledger needs 200 bytes, a batch
+    /// needs its whole `results`.
+    var answerCapture = LedgerLine.detailLimit
 }
 
 /// What came back from one POST.
@@ -18,7 +24,7 @@ struct DeliveryResponse {
     let status: Int
     let error: CurlError?
     let retryAfter: String?
-    /// The first bytes of the answer's body, for the ledger.
+    /// The first bytes of the answer's body (all of it for a batch).
     let answer: [UInt8]
     let duration: Duration
 }
@@ -51,7 +57,9 @@ final class HTTPClient {
     func start(_ request: DeliveryRequest, tag: Int, now: Timestamp) throws(CurlError) {
         let easy: CurlEasy
         if let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
-        let transfer = Transfer(easy: easy, tag: tag, headers: try CurlHeaderList(headerLines(for: request, now: now)))
+        let transfer = Transfer(
+            easy: easy, tag: tag, headers: try CurlHeaderList(headerLines(for: request, now: now)),
+            capture: request.answerCapture)
         do {
             try configure(easy, for: request, transfer: transfer)
             try multi.add(easy)
@@ -97,7 +105,7 @@ final class HTTPClient {
     }
 
     private func headerLines(for request: DeliveryRequest, now: Timestamp) -> [String] {
-        let key = request.entry.key.description
+        let key = request.key
         var lines = [
             "Content-Type: application/json",
             "Idempotency-Key: \(key)",
@@ -109,6 +117,7 @@ final class HTTPClient {
         ]
         if let token = request.subscriber.token { lines.append("Authorization: Bearer \(token)") }
         lines += request.subscriber.headers.map(\.line)
+        lines += request.extraHeaders
         if let secret = request.subscriber.signingSecret {
             let timestamp = now.secondsSinceEpoch
             let signature = WebhookSigner(secret: secret).signature(id: key, timestamp: timestamp, body: request.body)
@@ -118,7 +127,7 @@ final class HTTPClient {
     }
 
     private func configure(_ easy: CurlEasy, for request: DeliveryRequest, transfer: Transfer) throws(CurlError) {
-        try easy.set(CURLOPT_URL, request.subscriber.url)
+        try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_NOSIGNAL, 1)
         try easy.set(CURLOPT_POST, 1)
@@ -152,7 +161,7 @@ final class HTTPClient {
                     }
                 }
                 transfer.answerBytes += length
-                if transfer.answerBytes > HTTPClient.answerLimit {
+                if transfer.answerBytes > max(HTTPClient.answerLimit, transfer.capture) {
                     transfer.answerTooLong = true
                     return 0
                 }
@@ -166,6 +175,7 @@ private final class Transfer {
     let easy: CurlEasy
     let tag: Int
     let headers: CurlHeaderList
+    let capture: Int
     let started = MonotonicInstant.now()
     var answer: [UInt8] = []
     var answerBytes = 0
@@ -173,10 +183,11 @@ private final class Transfer {
     /// CURLOPT_ERRORBUFFER: curl's detailed words for a failure.
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
-    init(easy: CurlEasy, tag: Int, headers: CurlHeaderList) {
+    init(easy: CurlEasy, tag: Int, headers: CurlHeaderList, capture: Int) {
         self.easy = easy
         self.tag = tag
         self.headers = headers
+        self.capture = capture
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
 

@@ -68,6 +68,21 @@ enum JSONSplice {
         return nil
     }
 
+    /// The elements of a JSON array, as bytes.
+    static func arrayElements(_ bytes: [UInt8]) -> [[UInt8]] {
+        var elements: [[UInt8]] = []
+        var index = skipSpace(bytes, 0)
+        guard index < bytes.count, bytes[index] == openBracket else { return [] }
+        index = skipSpace(bytes, index + 1)
+        while index < bytes.count, bytes[index] != closeBracket {
+            guard let end = endOfValue(bytes, index) else { return elements }
+            elements.append(Array(bytes[index..<end]))
+            index = skipSpace(bytes, end)
+            if index < bytes.count, bytes[index] == comma { index = skipSpace(bytes, index + 1) }
+        }
+        return elements
+    }
+
     private static func skipSpace(_ bytes: [UInt8], _ start: Int) -> Int {
         var index = start
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }

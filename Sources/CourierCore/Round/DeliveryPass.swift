@@ -1,9 +1,10 @@
 import Foundation
 
 /// Sends everything in `queued/`: claims each entry into `sending/`,
-/// POSTs it through one curl multi loop with per-subscriber concurrency,
-/// writes the ledger line, then moves it to its final state. Retries of a
-/// foreground round wait in `sending/` without holding up anything else.
+/// POSTs it — alone, or in batches for `mode = batch` — through one curl
+/// multi loop with per-subscriber concurrency, writes the ledger lines,
+/// then moves each entry to its final state. Retries of a foreground round
+/// wait in `sending/` without holding up anything else.
 final class DeliveryPass {
     private let spool: Spool
     private let configuration: Configuration
@@ -18,18 +19,25 @@ final class DeliveryPass {
     private var buffered: [SubscriberName: [EntryName]] = [:]
     private var bufferedCount = 0
     private var active: [SubscriberName: Int] = [:]
-    private var inFlight: [Int: InFlight] = [:]
-    private var waiting: [InFlight] = []
+    private var inFlight: [Int: Request] = [:]
+    private var waiting: [Request] = []
     private var nextTag = 0
+    /// The batch size in force per batch subscriber; a timeout halves it.
+    private var batchSizes: [SubscriberName: Int] = [:]
 
     /// Entries read ahead of free slots; bounded so that a million queued
     /// items never sit in memory at once.
     private static let readAhead = 4096
 
-    private struct InFlight {
+    private struct Item {
         let entry: EntryName
-        let subscriber: Subscriber
         let body: [UInt8]
+    }
+
+    /// One POST: a single item, or a batch.
+    private struct Request {
+        let items: [Item]
+        let subscriber: Subscriber
         var attempt: Int
         var due: MonotonicInstant
     }
@@ -53,6 +61,9 @@ final class DeliveryPass {
         do { feed = try spool.directory(.queued).entries() } catch {
             throw .spool(.operation("list", path: "queued/", error))
         }
+        for subscriber in configuration.subscribers where subscriber.mode == .batch {
+            batchSizes[subscriber.name] = subscriber.batch.size
+        }
     }
 
     func run() throws(RoundError) -> RoundSummary {
@@ -66,6 +77,7 @@ final class DeliveryPass {
             do { finished = try client.collect(wait: wait) } catch { throw .curl(error) }
             try settle(finished)
         }
+        for (name, size) in batchSizes { summary.batches[name.value, default: BatchTally()].finalSize = size }
         return summary
     }
 
@@ -75,27 +87,50 @@ final class DeliveryPass {
         active[subscriber.name, default: 0] < subscriber.concurrency
     }
 
+    /// How many entries one request of this subscriber carries.
+    private func wanted(by subscriber: Subscriber) -> Int {
+        subscriber.mode == .batch ? batchSizes[subscriber.name, default: subscriber.batch.size] : 1
+    }
+
     private func startWhatCan() throws(RoundError) {
         let now = MonotonicInstant.now()
         var index = 0
         while index < waiting.count {
-            let item = waiting[index]
-            if item.due <= now && hasFreeSlot(item.subscriber) {
+            let request = waiting[index]
+            if request.due <= now && hasFreeSlot(request.subscriber) {
                 waiting.remove(at: index)
-                try launch(item)
+                try launch(request)
             } else {
                 index += 1
             }
         }
-        for subscriber in configuration.subscribers {
-            while hasFreeSlot(subscriber), var queue = buffered[subscriber.name], !queue.isEmpty {
-                let entry = queue.removeFirst()
-                buffered[subscriber.name] = queue
-                bufferedCount -= 1
-                try claim(entry, for: subscriber)
+        // Read a little, start what that allows, and again, until every
+        // slot is busy or nothing is left.
+        var launched = true
+        while launched {
+            launched = false
+            try readAheadAsNeeded()
+            let readingDone = feedDone || bufferedCount >= Self.readAhead
+            for subscriber in configuration.subscribers {
+                while hasFreeSlot(subscriber), let queue = buffered[subscriber.name], !queue.isEmpty {
+                    // A batch waits to fill up while there is more to read.
+                    if queue.count < wanted(by: subscriber) && !readingDone { break }
+                    let items = try claim(from: subscriber)
+                    if !items.isEmpty {
+                        try launch(Request(items: items, subscriber: subscriber, attempt: 1, due: MonotonicInstant.now()))
+                        launched = true
+                    }
+                }
             }
         }
-        while !feedDone && bufferedCount < Self.readAhead {
+    }
+
+    /// Reads queued/ only as far as free slots (and batches) need.
+    private func readAheadAsNeeded() throws(RoundError) {
+        func hungry() -> Bool {
+            configuration.subscribers.contains { hasFreeSlot($0) && buffered[$0.name, default: []].count < wanted(by: $0) }
+        }
+        while !feedDone && bufferedCount < Self.readAhead && hungry() {
             let name: FileName?
             do { name = try feed.next() } catch { throw .spool(.operation("list", path: "queued/", error)) }
             guard let name else {
@@ -103,49 +138,88 @@ final class DeliveryPass {
                 break
             }
             guard let entry = EntryName(fileName: name) else { continue }
-            guard let subscriber = configuration.subscriber(named: entry.subscriber) else {
+            guard configuration.subscriber(named: entry.subscriber) != nil else {
                 try setAside(entry)
                 continue
             }
-            if hasFreeSlot(subscriber) {
-                try claim(entry, for: subscriber)
-            } else {
-                buffered[entry.subscriber, default: []].append(entry)
-                bufferedCount += 1
-                if configuration.subscribers.allSatisfy({ !hasFreeSlot($0) }) { break }
+            buffered[entry.subscriber, default: []].append(entry)
+            bufferedCount += 1
+        }
+    }
+
+    /// Takes the next request's entries off the buffer and claims each:
+    /// queued/ → sending/, then reads it. A name that vanished (a person
+    /// moved it) is skipped.
+    private func claim(from subscriber: Subscriber) throws(RoundError) -> [Item] {
+        var items: [Item] = []
+        var bytes = 0
+        while items.count < wanted(by: subscriber), var queue = buffered[subscriber.name], !queue.isEmpty {
+            let entry = queue[0]
+            if subscriber.mode == .batch && !items.isEmpty {
+                // max-batch-bytes: the next item starts the next batch.
+                let size = (try? spool.directory(.queued).status(of: entry.fileName))??.size ?? 0
+                if bytes + size + BatchBody.overheadPerItem > subscriber.batch.maxBytes { break }
             }
+            queue.removeFirst()
+            buffered[subscriber.name] = queue
+            bufferedCount -= 1
+            do {
+                try spool.move(entry.fileName, from: .queued, to: .sending)
+            } catch {
+                if case .rename(_, _, let errno) = error, errno == .noSuchFile { continue }
+                throw .spool(error)
+            }
+            let body: [UInt8]
+            do {
+                body = try spool.read(entry.fileName, in: .sending, limit: configuration.maxRecordSize + 1)
+            } catch {
+                throw .spool(error)
+            }
+            bytes += body.count + entry.key.description.utf8.count + BatchBody.overheadPerItem
+            items.append(Item(entry: entry, body: body))
         }
+        return items
     }
 
-    /// queued/ → sending/, then start the POST. A name that vanished
-    /// (a person moved it) is skipped.
-    private func claim(_ entry: EntryName, for subscriber: Subscriber) throws(RoundError) {
-        do {
-            try spool.move(entry.fileName, from: .queued, to: .sending)
-        } catch {
-            if case .rename(_, _, let errno) = error, errno == .noSuchFile { return }
-            throw .spool(error)
-        }
-        let body: [UInt8]
-        do {
-            body = try spool.read(entry.fileName, in: .sending, limit: configuration.maxRecordSize + 1)
-        } catch {
-            throw .spool(error)
-        }
-        try launch(InFlight(entry: entry, subscriber: subscriber, body: body, attempt: 1, due: MonotonicInstant.now()))
-    }
-
-    private func launch(_ item: InFlight) throws(RoundError) {
+    private func launch(_ request: Request) throws(RoundError) {
         nextTag += 1
-        let request = DeliveryRequest(
-            entry: item.entry, body: item.body, subscriber: item.subscriber, attempt: item.attempt)
+        let subscriber = request.subscriber
+        var wire: DeliveryRequest
+        if subscriber.mode == .batch {
+            let body = BatchBody.encode(
+                request.items.map { ($0.entry.key.description, $0.body) }, deviceID: configuration.deviceID)
+            let url = subscriber.batch.atomic ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url
+            wire = DeliveryRequest(key: Self.batchKey(request.items), body: body, subscriber: subscriber, url: url)
+            wire.answerCapture = 8 << 20
+            summary.batches[subscriber.name.value, default: BatchTally()].batches += 1
+        } else {
+            let item = request.items[0]
+            wire = DeliveryRequest(key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url)
+            if let tag = OptimisticConcurrency.ifMatch(for: item.body) { wire.extraHeaders.append("If-Match: \(tag)") }
+        }
+        if subscriber.gzip, let compressed = Gzip.compress(wire.body) {
+            wire = DeliveryRequest(
+                key: wire.key, body: compressed, subscriber: subscriber, url: wire.url,
+                extraHeaders: wire.extraHeaders + ["Content-Encoding: gzip"], answerCapture: wire.answerCapture)
+        }
         do {
-            try client.start(request, tag: nextTag, now: .now())
+            try client.start(wire, tag: nextTag, now: .now())
         } catch {
             throw .curl(error)
         }
-        inFlight[nextTag] = item
-        active[item.subscriber.name, default: 0] += 1
+        inFlight[nextTag] = request
+        active[subscriber.name, default: 0] += 1
+    }
+
+    /// A batch's own Idempotency-Key: the same entries give the same key,
+    /// so a retried batch is recognisable.
+    private static func batchKey(_ items: [Item]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in items.map(\.entry.description).joined(separator: "\n").utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "batch-" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// An entry for a subscriber that is no longer configured.
@@ -175,41 +249,66 @@ final class DeliveryPass {
         var lines: [LedgerLine] = []
         var moves: [(EntryName, SpoolState)] = []
         for (tag, response) in finished {
-            guard var item = inFlight.removeValue(forKey: tag) else { continue }
-            active[item.subscriber.name, default: 1] -= 1
+            guard let request = inFlight.removeValue(forKey: tag) else { continue }
+            active[request.subscriber.name, default: 1] -= 1
             let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
-            let outcome = DeliveryOutcome.classify(
-                status: response.status, error: response.error, retryAfter: retryAfter)
-            var line = LedgerLine(
-                time: now, round: round.value, subscriber: item.subscriber.name.value, key: item.entry.key.description,
-                event: .sent, status: response.status, attempt: item.attempt,
-                durationMilliseconds: response.duration.milliseconds, detail: detail(response, item.subscriber))
-            var tally = summary.subscribers[item.subscriber.name.value, default: SubscriberTally()]
-            switch outcome {
-            case .delivered:
-                moves.append((item.entry, .sent))
-                tally.sent += 1
-                summary.sent += 1
-            case .retryLater(_, let after) where mode == .foreground && item.attempt <= configuration.backoff.count:
-                line.event = .retry
-                let delay = max(configuration.backoff[item.attempt - 1], after ?? .zero)
-                item.attempt += 1
-                item.due = MonotonicInstant.now() + delay
-                waiting.append(item)
-                tally.retries += 1
-                summary.retries += 1
-            case .retryLater(let reason, _), .needsAttention(let reason):
-                line.event = .needsAttention
-                if case .retryLater = outcome, mode == .foreground {
-                    line.detail = "retries exhausted (\(reason)): " + line.detail
+            let outcome = DeliveryOutcome.classify(status: response.status, error: response.error, retryAfter: retryAfter)
+            var detail = detail(response, request.subscriber)
+            var outcomes: [(Item, DeliveryOutcome, String)]
+            if request.subscriber.mode == .batch {
+                if response.error?.isTimeout == true {
+                    let size = max(1, wanted(by: request.subscriber) / 2)
+                    batchSizes[request.subscriber.name] = size
+                    detail = "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
                 }
-                moves.append((item.entry, .needsAttention))
-                tally.needsAttention += 1
-                summary.needsAttention += 1
-                summary.attention.append(item.entry.description)
+                outcomes = batchOutcomes(request, outcome: outcome, response: response, detail: detail)
+            } else {
+                outcomes = [(request.items[0], outcome, detail)]
             }
-            summary.subscribers[item.subscriber.name.value] = tally
-            lines.append(line)
+            var retry: [Item] = []
+            var retryDelay: Duration = .zero
+            for (item, itemOutcome, itemDetail) in outcomes {
+                var line = LedgerLine(
+                    time: now, round: round.value, subscriber: request.subscriber.name.value,
+                    key: item.entry.key.description, event: .sent, status: response.status, attempt: request.attempt,
+                    durationMilliseconds: response.duration.milliseconds, detail: itemDetail)
+                var tally = summary.subscribers[request.subscriber.name.value, default: SubscriberTally()]
+                switch itemOutcome {
+                case .delivered:
+                    moves.append((item.entry, .sent))
+                    tally.sent += 1
+                    summary.sent += 1
+                case .retryLater(_, let after) where mode == .foreground && request.attempt <= configuration.backoff.count:
+                    line.event = .retry
+                    retry.append(item)
+                    retryDelay = max(retryDelay, max(configuration.backoff[request.attempt - 1], after ?? .zero))
+                    tally.retries += 1
+                    summary.retries += 1
+                case .retryLater(let reason, _), .needsAttention(let reason):
+                    line.event = .needsAttention
+                    if case .retryLater = itemOutcome, mode == .foreground {
+                        line.detail = "retries exhausted (\(reason)): " + line.detail
+                    }
+                    if reason.hasPrefix("CONFLICT") {
+                        summary.batches[request.subscriber.name.value, default: BatchTally()].conflicts += 1
+                    }
+                    moves.append((item.entry, .needsAttention))
+                    tally.needsAttention += 1
+                    summary.needsAttention += 1
+                    summary.attention.append(item.entry.description)
+                }
+                summary.subscribers[request.subscriber.name.value] = tally
+                lines.append(line)
+            }
+            if request.subscriber.mode == .batch {
+                summary.batches[request.subscriber.name.value, default: BatchTally()].items += request.items.count
+            }
+            if !retry.isEmpty {
+                waiting.append(
+                    Request(
+                        items: retry, subscriber: request.subscriber, attempt: request.attempt + 1,
+                        due: MonotonicInstant.now() + retryDelay))
+            }
         }
         do {
             try ledger.append(lines)
@@ -220,14 +319,48 @@ final class DeliveryPass {
         }
     }
 
+    /// Each item's fate in a batch: the HTTP answer decides for all when it
+    /// is not 2xx; otherwise its entry in `results[]` does (`OK` sent,
+    /// `CONFLICT` needs attention, anything else or nothing: retried by the
+    /// round's rules). An atomic batch is one outcome for all.
+    private func batchOutcomes(_ request: Request, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String)
+        -> [(Item, DeliveryOutcome, String)]
+    {
+        guard case .delivered = outcome else { return request.items.map { ($0, outcome, detail) } }
+        guard let results = BatchBody.results(in: response.answer) else {
+            let missing = DeliveryOutcome.retryLater(reason: "the batch answer has no results[]", after: nil)
+            return request.items.map { ($0, missing, "no results[] in the answer: " + detail) }
+        }
+        func itemOutcome(_ result: BatchBody.Result?) -> DeliveryOutcome {
+            switch result?.status {
+            case "OK": return .delivered(status: response.status)
+            case "CONFLICT": return .needsAttention(reason: "CONFLICT")
+            case let other?: return .retryLater(reason: "item status \(other)", after: nil)
+            case nil: return .retryLater(reason: "item missing from results[]", after: nil)
+            }
+        }
+        let perItem = request.items.map { item -> (Item, DeliveryOutcome, String) in
+            let result = results[item.entry.key.description]
+            return (item, itemOutcome(result), result?.text ?? "missing from results[]")
+        }
+        guard request.subscriber.batch.atomic else { return perItem }
+        let combined: DeliveryOutcome
+        if perItem.allSatisfy({ if case .delivered = $0.1 { return true } else { return false } }) {
+            combined = .delivered(status: response.status)
+        } else if perItem.contains(where: { $0.1 == .needsAttention(reason: "CONFLICT") }) {
+            combined = .needsAttention(reason: "CONFLICT (atomic batch: nothing was applied)")
+        } else {
+            combined = .retryLater(reason: "atomic batch not applied", after: nil)
+        }
+        return perItem.map { ($0.0, combined, $0.2) }
+    }
+
     /// The ledger's ninth column: the answer's first bytes, or the error.
     /// A subscriber that echoes its token back never gets it into the ledger.
     private func detail(_ response: DeliveryResponse, _ subscriber: Subscriber) -> String {
-        var text = String(decoding: response.answer, as: UTF8.self)
+        var text = String(decoding: response.answer.prefix(LedgerLine.detailLimit), as: UTF8.self)
         if let error = response.error { text = error.message + (text.isEmpty ? "" : ": " + text) }
-        if let token = subscriber.token, !token.isEmpty {
-            text = text.replacingOccurrences(of: token, with: "[redacted]")
-        }
+        if let token = subscriber.token, !token.isEmpty { text = text.replacingOccurrences(of: token, with: "[redacted]") }
         return text
     }
 }

@@ -11,6 +11,17 @@ public struct SubscriberTally: Sendable, Codable, Equatable {
     public var retries = 0
 }
 
+/// What one batch subscriber's batches came to in a round.
+public struct BatchTally: Sendable, Codable, Equatable {
+    public var batches = 0
+    public var items = 0
+    public var conflicts = 0
+    /// The batch size in force at the end (smaller after a timeout).
+    public var finalSize = 0
+
+    public var conflictRate: Double { items == 0 ? 0 : Double(conflicts) / Double(items) }
+}
+
 /// The outcome of one round: printed by `run`, kept in
 /// `.courier/last-round.json` for `status`, given to the notifier.
 public struct RoundSummary: Sendable, Codable {
@@ -30,6 +41,8 @@ public struct RoundSummary: Sendable, Codable {
     public var needsAttention = 0
     public var retries = 0
     public var subscribers: [String: SubscriberTally] = [:]
+    /// Batch subscribers only.
+    public var batches: [String: BatchTally] = [:]
     /// `KEY@SUB` (or the safe name of an invalid file) of every item that
     /// went to needsAttention/ in this round.
     public var attention: [String] = []

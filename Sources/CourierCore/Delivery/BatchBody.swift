@@ -1,0 +1,100 @@
+/// The batch wire format of DESIGN §8:
+/// `{"items":[{"idempotency_key","op","entity","client_id","payload"}],"device":{"id","app_version"}}`
+/// and the answer's `results[]`.
+enum BatchBody {
+    /// The body for these entries; each record is spliced in as `payload`
+    /// byte for byte. `op` is the record's `op` (default `CREATE`), `entity`
+    /// its `entity` (default its `kind`); an `etag` or `version` is passed
+    /// on as `if_match`.
+    static func encode(_ items: [(key: String, record: [UInt8])], deviceID: String) -> [UInt8] {
+        var body = Array(#"{"items":["#.utf8)
+        for (index, item) in items.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            let op = JSONSplice.value(of: "op", in: item.record) ?? Array(#""CREATE""#.utf8)
+            let entity = JSONSplice.value(of: "entity", in: item.record) ?? JSONSplice.value(of: "kind", in: item.record) ?? Array("null".utf8)
+            let clientID = JSONSplice.value(of: "id", in: item.record) ?? Array("null".utf8)
+            body += Array(#"{"idempotency_key":"#.utf8) + jsonString(item.key)
+            body += Array(#","op":"#.utf8) + op + Array(#","entity":"#.utf8) + entity
+            body += Array(#","client_id":"#.utf8) + clientID
+            if let tag = OptimisticConcurrency.ifMatch(for: item.record) {
+                body += Array(#","if_match":"#.utf8) + jsonString(tag)
+            }
+            body += Array(#","payload":"#.utf8) + item.record + [UInt8(ascii: "}")]
+        }
+        body += Array(#"],"device":{"id":"#.utf8) + jsonString(deviceID)
+        body += Array(#","app_version":"#.utf8) + jsonString(CourierVersion.current) + Array("}}".utf8)
+        return body
+    }
+
+    /// The fixed bytes one item adds besides its key and record, for
+    /// `max-batch-bytes` planning.
+    static let overheadPerItem = 160
+
+    /// One entry of `results[]`.
+    struct Result {
+        let status: String
+        /// The entry's own JSON, for the ledger.
+        let text: String
+    }
+
+    /// `results[]` by idempotency key; nil when the answer has no such list.
+    static func results(in answer: [UInt8]) -> [String: Result]? {
+        guard let list = JSONSplice.value(of: "results", in: answer), list.first == UInt8(ascii: "[") else { return nil }
+        // Wrap the array so the object scanner can walk it as values.
+        var found: [String: Result] = [:]
+        for element in JSONSplice.arrayElements(list) {
+            guard let key = JSONSplice.value(of: "idempotency_key", in: element).flatMap(decodeString),
+                let status = JSONSplice.value(of: "status", in: element).flatMap(decodeString)
+            else { continue }
+            found[key] = Result(status: status, text: String(decoding: element, as: UTF8.self))
+        }
+        return found
+    }
+
+    static func jsonString(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": bytes += Array(#"\""#.utf8)
+            case "\\": bytes += Array(#"\\"#.utf8)
+            case _ where scalar.value < 0x20: bytes += Array(String(format: scalar.value).utf8)
+            default: bytes += Array(String(scalar).utf8)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return bytes
+    }
+
+    /// A JSON string literal's text (the simple escapes only, which is all
+    /// keys and statuses use).
+    static func decodeString(_ literal: [UInt8]) -> String? {
+        guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else { return nil }
+        let inner = String(decoding: literal.dropFirst().dropLast(), as: UTF8.self)
+        return inner.contains("\\") ? LedgerLine.unescape(Substring(inner)) : inner
+    }
+}
+
+extension String {
+    /// `\u00XX` for a control character inside a JSON string.
+    fileprivate init(format value: UInt32) {
+        let hex = String(value, radix: 16)
+        self = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    }
+}
+
+/// `"op": "UPDATE"` with an `etag` (or `version`) asks for optimistic
+/// concurrency: the request carries `If-Match`, and 409/412 need attention.
+enum OptimisticConcurrency {
+    static func ifMatch(for record: [UInt8]) -> String? {
+        guard JSONSplice.value(of: "op", in: record) == Array(#""UPDATE""#.utf8) else { return nil }
+        if let etag = JSONSplice.value(of: "etag", in: record).flatMap(BatchBody.decodeString), !etag.isEmpty {
+            // An entity tag is quoted on the wire; a weak one keeps its W/.
+            return etag.hasPrefix("\"") || etag.hasPrefix("W/\"") ? etag : "\"\(etag)\""
+        }
+        if let version = JSONSplice.value(of: "version", in: record) {
+            let text = BatchBody.decodeString(version) ?? String(decoding: version, as: UTF8.self)
+            return "\"\(text)\""
+        }
+        return nil
+    }
+}
