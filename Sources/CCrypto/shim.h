@@ -1,8 +1,10 @@
-// OpenSSL's libcrypto, for the HMAC-SHA256 of Standard Webhooks signatures.
+// OpenSSL's libcrypto: HMAC-SHA256 for Standard Webhooks signatures, SHA-256
+// for the sink's ETags.
 #ifndef COURIER_CCRYPTO_SHIM_H
 #define COURIER_CCRYPTO_SHIM_H
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #endif

@@ -70,6 +70,7 @@ public enum CourierCommandLine {
         case "prune": try PruneCommand.run(&arguments, invocation)
         case "copy": try CopyCommand.run(&arguments, invocation)
         case "backfill": try BackfillCommand.run(&arguments, invocation)
+        case "catalog": try CatalogCommand.run(&arguments, invocation)
         case "sink": try SinkCommand.run(&arguments, invocation)
         case "demo": try DemoCommand.run(&arguments, invocation)
         case "help": HelpCommand.run(arguments, invocation)

@@ -30,8 +30,11 @@ enum HelpCommand {
           log [--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]
                                            ledger lines, oldest first
           check                            validate the configuration and the spool; non-zero on a fault
-          sink --listen HOST:PORT --dir DIR [--signing-secret-file FILE]
-                                           the reference receiver: stores each record once per key
+          catalog sync [NAME] [--full]     pull catalog deltas page by page into spool/catalogs/NAME/
+          catalog status [--json]          each catalog's version, age, failures, last duration
+          sink --listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR]
+                                           the reference receiver: stores each record once per key,
+                                           answers batches, serves catalog deltas
           demo                             a real round on a temporary spool against an embedded sink
           help                             this text
           --version                        print the version

@@ -2,13 +2,14 @@ import CourierCore
 import Foundation
 import Glibc
 
-/// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE]`:
+/// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE] [--catalogs DIR]`:
 /// the reference receiver, in the foreground until SIGINT or SIGTERM.
 enum SinkCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         guard let listen = try arguments.option("--listen") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
         guard let directory = try arguments.option("--dir") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
         let secretFile = try arguments.option("--signing-secret-file")
+        let catalogs = try arguments.option("--catalogs")
         try arguments.noPositionals("sink")
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw .usage("--listen \(listen) is not HOST:PORT")
@@ -21,7 +22,7 @@ enum SinkCommand {
             secret = decoded
         }
         let sink: Sink
-        do { sink = try Sink(directory: directory, signingSecret: secret) } catch { throw .spool(error) }
+        do { sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs) } catch { throw .spool(error) }
         // Block the stop signals in every thread, then wait for them here:
         // no handler, no global state.
         var signals = sigset_t()

@@ -154,8 +154,8 @@ final class HTTPClient {
                 guard let context else { return 0 }
                 let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
                 let length = size * count
-                if let data, transfer.answer.count < LedgerLine.detailLimit {
-                    let wanted = min(length, LedgerLine.detailLimit - transfer.answer.count)
+                if let data, transfer.answer.count < transfer.capture {
+                    let wanted = min(length, transfer.capture - transfer.answer.count)
                     data.withMemoryRebound(to: UInt8.self, capacity: wanted) { bytes in
                         transfer.answer.append(contentsOf: UnsafeBufferPointer(start: bytes, count: wanted))
                     }

@@ -17,6 +17,10 @@ public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
     case copied
     case backfilled
     case recovered
+    /// A catalog sync finished (subscriber column: the catalog).
+    case catalogSynced
+    /// A catalog sync failed; it resumes where it stopped.
+    case catalogFailed
 }
 
 /// One line of `ledger/YYYY-MM-DD.tsv`: nine tab-separated columns.

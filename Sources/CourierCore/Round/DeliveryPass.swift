@@ -303,11 +303,13 @@ final class DeliveryPass {
             if request.subscriber.mode == .batch {
                 summary.batches[request.subscriber.name.value, default: BatchTally()].items += request.items.count
             }
-            if !retry.isEmpty {
+            // Retries go out in batches of the size now in force.
+            let chunk = max(1, wanted(by: request.subscriber))
+            for start in stride(from: 0, to: retry.count, by: chunk) {
                 waiting.append(
                     Request(
-                        items: retry, subscriber: request.subscriber, attempt: request.attempt + 1,
-                        due: MonotonicInstant.now() + retryDelay))
+                        items: Array(retry[start..<min(start + chunk, retry.count)]), subscriber: request.subscriber,
+                        attempt: request.attempt + 1, due: MonotonicInstant.now() + retryDelay))
             }
         }
         do {

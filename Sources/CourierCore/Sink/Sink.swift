@@ -2,17 +2,21 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// The reference receiver (`courier sink`): stores each record once per
-/// Idempotency-Key, the maildir way, into `DIR/new/KEY.json`.
+/// The reference receiver (`courier sink`). It stores each record once per
+/// Idempotency-Key, the maildir way, into `DIR/new/KEY.json`:
 ///
-/// * 201 the first time a key is seen, 200 when the same key comes again
-///   with the same body, 422 when it comes with a different body;
-/// * keys are kept 14 days: an older file no longer counts as seen;
-/// * with a signing secret, requests without a valid Standard Webhooks
-///   signature get 401.
+/// * `POST` (any other path): 201 the first time a key is seen, 200 when the
+///   same key comes again with the same body, 422 with a different body;
+///   `If-Match` is checked against the current ETag of the record named by
+///   `updates` (else the record's own id): 412 when it does not match;
+/// * `POST /transactions/batch[?atomic=true]`: per-item `results[]`;
+/// * `GET /catalogs/NAME/delta?since=&cursor=&pageSize=` and `POST /sync/ack`;
+/// * keys are kept 14 days (on disk: a restart keeps them); `gzip` bodies are
+///   decoded; with a signing secret, unsigned or badly signed requests get 401.
 public final class Sink: Sendable {
-    private let store: Mutex<Store>
+    let store: Mutex<SinkStore>
     private let signer: WebhookSigner?
+    let catalogs: String?
     public let directory: String
 
     /// How long a key counts as seen, as the design promises.
@@ -20,26 +24,26 @@ public final class Sink: Sendable {
     /// Signatures older or newer than this are refused (replay protection,
     /// as Standard Webhooks recommends).
     public static let signatureTolerance: Duration = .seconds(300)
+    /// A gzip body may not inflate past this.
+    static let inflatedLimit = 64 << 20
 
-    private struct Store {
-        let tmp: DirectoryHandle
-        let new: DirectoryHandle
-        var counter = 0
-    }
-
-    public init(directory: String, signingSecret: [UInt8]? = nil) throws(SpoolError) {
-        for path in [directory, directory + "/tmp", directory + "/new"] where mkdir(path, 0o750) != 0 && errno != EEXIST
-        {
+    public init(directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil) throws(SpoolError) {
+        for path in [directory, directory + "/tmp", directory + "/new", directory + "/etags"]
+        where mkdir(path, 0o750) != 0 && errno != EEXIST {
             throw .operation("create directory", path: path, .current)
         }
         do {
-            let tmp = try DirectoryHandle.open(path: directory + "/tmp")
-            let new = try DirectoryHandle.open(path: directory + "/new")
-            store = Mutex(Store(tmp: tmp, new: new))
+            store = Mutex(
+                SinkStore(
+                    tmp: try DirectoryHandle.open(path: directory + "/tmp"),
+                    new: try DirectoryHandle.open(path: directory + "/new"),
+                    etags: try DirectoryHandle.open(path: directory + "/etags"),
+                    root: try DirectoryHandle.open(path: directory)))
         } catch {
             throw .operation("open", path: directory, error)
         }
         self.signer = signingSecret.map(WebhookSigner.init)
+        self.catalogs = catalogs
         self.directory = directory
     }
 
@@ -48,41 +52,54 @@ public final class Sink: Sendable {
     }
 
     func answer(_ request: HTTPRequest) -> HTTPResponse {
-        if request.method == "GET" && request.path == "/health" { return .json(200, #"{"status":"ok"}"#) }
-        guard request.method == "POST" else { return .json(405, #"{"error":"only POST is accepted"}"#) }
-        guard let keyText = request.header("idempotency-key"), let key = DeliveryKey(keyText) else {
-            return .json(400, #"{"error":"missing or malformed Idempotency-Key"}"#)
-        }
-        if let signer, let refusal = Self.checkSignature(request, signer: signer) { return .json(401, refusal) }
-        guard (try? JSONSerialization.jsonObject(with: Data(request.body))) is [String: Any] else {
-            return .json(400, #"{"error":"the body is not a JSON object"}"#)
-        }
-        do {
-            return try store.withLock { store throws(Errno) -> HTTPResponse in
-                try Self.keep(request.body, as: FileName("\(key).json"), in: &store, key: key)
-            }
-        } catch {
-            return .json(503, #"{"error":"unable to store: \#(error)"}"#)
+        switch (request.method, request.path) {
+        case ("GET", "/health"):
+            return .json(200, #"{"status":"ok"}"#)
+        case ("GET", let path) where path.hasPrefix("/catalogs/") && path.hasSuffix("/delta"):
+            return catalogDelta(request)
+        case ("POST", "/sync/ack"):
+            return acknowledge(request)
+        case ("POST", "/transactions/batch"):
+            return withBody(request) { batch(request, body: $0) }
+        case ("POST", _):
+            return withBody(request) { single(request, body: $0) }
+        default:
+            return .json(405, #"{"error":"only POST records, GET catalog deltas"}"#)
         }
     }
 
-    private static func keep(_ body: [UInt8], as name: FileName, in store: inout Store, key: DeliveryKey) throws(Errno)
-        -> HTTPResponse
-    {
-        if let existing = try store.new.status(of: name), Timestamp.now() - existing.modified < keyLifetime {
-            let stored = try store.new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
-            return stored == body
-                ? .json(200, #"{"status":"duplicate","key":"\#(key)"}"#)
-                : .json(422, #"{"error":"Idempotency-Key \#(key) was used before with a different body"}"#)
+    /// Checks the signature over the bytes as sent, then decodes gzip.
+    private func withBody(_ request: HTTPRequest, _ next: ([UInt8]) -> HTTPResponse) -> HTTPResponse {
+        if let signer, let refusal = Self.checkSignature(request, signer: signer) { return .json(401, refusal) }
+        switch request.header("content-encoding")?.lowercased() {
+        case nil, "identity":
+            return next(request.body)
+        case "gzip":
+            guard let inflated = Gzip.decompress(request.body, limit: Self.inflatedLimit) else {
+                return .json(400, #"{"error":"the gzip body does not decode"}"#)
+            }
+            return next(inflated)
+        case let other?:
+            return .json(415, #"{"error":"unsupported Content-Encoding \#(other)"}"#)
         }
-        store.counter += 1
-        let staged = FileName("\(Timestamp.now().compact).\(getpid())_\(store.counter).\(key)")
-        let file = try store.tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o640)
-        try file.write(body)
-        try file.sync()
-        try store.tmp.rename(staged, to: store.new, as: name)
-        try store.new.sync()
-        return .json(201, #"{"status":"stored","key":"\#(key)"}"#)
+    }
+
+    private func single(_ request: HTTPRequest, body: [UInt8]) -> HTTPResponse {
+        guard let keyText = request.header("idempotency-key"), let key = DeliveryKey(keyText) else {
+            return .json(400, #"{"error":"missing or malformed Idempotency-Key"}"#)
+        }
+        guard (try? JSONSerialization.jsonObject(with: Data(body))) is [String: Any] else {
+            return .json(400, #"{"error":"the body is not a JSON object"}"#)
+        }
+        let ifMatch = request.header("if-match")
+        do {
+            let verdict = try store.withLock { store throws(Errno) -> SinkStore.Verdict in
+                try store.keep(body, key: key, ifMatch: ifMatch, commit: true)
+            }
+            return verdict.response(key: key)
+        } catch {
+            return .json(503, #"{"error":"unable to store: \#(error)"}"#)
+        }
     }
 
     /// Nil when the request's Standard Webhooks headers verify.
@@ -98,5 +115,84 @@ public final class Sink: Sendable {
             return #"{"error":"webhook-signature does not verify"}"#
         }
         return nil
+    }
+}
+
+/// The sink's files: `new/KEY.json` per key, `etags/ID` per record id.
+struct SinkStore {
+    let tmp: DirectoryHandle
+    let new: DirectoryHandle
+    let etags: DirectoryHandle
+    let root: DirectoryHandle
+    var counter = 0
+
+    enum Verdict: Equatable {
+        case stored(etag: String)
+        case duplicate
+        case conflict
+        case preconditionFailed(current: String?)
+
+        func response(key: DeliveryKey) -> HTTPResponse {
+            switch self {
+            case .stored(let etag):
+                var response = HTTPResponse.json(201, #"{"status":"stored","key":"\#(key)","etag":"\#(etag)"}"#)
+                response.headers.append(("ETag", "\"\(etag)\""))
+                return response
+            case .duplicate:
+                return .json(200, #"{"status":"duplicate","key":"\#(key)"}"#)
+            case .conflict:
+                return .json(422, #"{"error":"Idempotency-Key \#(key) was used before with a different body"}"#)
+            case .preconditionFailed(let current):
+                return .json(412, #"{"error":"If-Match does not match the current version","etag":"\#(current ?? "")"}"#)
+            }
+        }
+    }
+
+    /// The verdict for storing `body` under `key`; with `commit`, stores it.
+    mutating func keep(_ body: [UInt8], key: DeliveryKey, ifMatch: String?, commit: Bool) throws(Errno) -> Verdict {
+        let name = FileName("\(key).json")
+        if let existing = try new.status(of: name), Timestamp.now() - existing.modified < Sink.keyLifetime {
+            let stored = try new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
+            return stored == body ? .duplicate : .conflict
+        }
+        // The version a record has is kept under the record it updates
+        // (`updates`), or its own id.
+        let recordID = (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
+            .flatMap(BatchBody.decodeString).flatMap(RecordID.init)
+        if let ifMatch {
+            let current = try recordID.flatMap { id throws(Errno) in try currentETag(of: id) }
+            let offered = ifMatch.split(separator: ",").map { Self.bareTag(String($0)) }
+            guard let current, offered.contains(current) || offered.contains("*") else {
+                return .preconditionFailed(current: current)
+            }
+        }
+        let etag = String(Digest.sha256Hex(body).prefix(16))
+        guard commit else { return .stored(etag: etag) }
+        try write(body, as: name, into: new)
+        if let recordID { try write(Array(etag.utf8), as: FileName(recordID.value), into: etags) }
+        return .stored(etag: etag)
+    }
+
+    func currentETag(of id: RecordID) throws(Errno) -> String? {
+        guard try etags.contains(FileName(id.value)) else { return nil }
+        return String(decoding: try etags.openFile(FileName(id.value), flags: O_RDONLY).read(upTo: 128), as: UTF8.self)
+    }
+
+    static func bareTag(_ text: String) -> String {
+        var tag = text.trimmingSpaces
+        if tag.hasPrefix("W/") { tag.removeFirst(2) }
+        if tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count >= 2 { tag = String(tag.dropFirst().dropLast()) }
+        return tag
+    }
+
+    /// tmp/, fsync, rename, fsync: a stored record survives a crash whole.
+    mutating func write(_ bytes: [UInt8], as name: FileName, into directory: DirectoryHandle) throws(Errno) {
+        counter += 1
+        let staged = FileName("\(Timestamp.now().compact).\(getpid())_\(counter).\(name)")
+        let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o640)
+        try file.write(bytes)
+        try file.sync()
+        try tmp.rename(staged, to: directory, as: name)
+        try directory.sync()
     }
 }

@@ -111,9 +111,9 @@ public final class Spool {
         try deliverNewFile(bytes, named: name, into: directory(state), label: state.rawValue)
     }
 
-    public func deliverNewFile(_ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String)
-        throws(SpoolError)
-    {
+    public func deliverNewFile(
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String, syncDirectory: Bool = true
+    ) throws(SpoolError) {
         let staged = uniqueTemporaryName(for: name)
         do {
             let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o640)
@@ -129,6 +129,7 @@ public final class Spool {
             try? tmp.remove(staged)
             throw .rename(from: "tmp/\(staged)", to: "\(label)/\(name)", error)
         }
+        guard syncDirectory else { return }
         do { try directory.sync() } catch { throw .operation("sync", path: label + "/", error) }
     }
 

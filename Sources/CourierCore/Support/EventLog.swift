@@ -12,9 +12,9 @@ public enum LogLevel: Int, Sendable, Comparable {
     /// is routine is info.
     public init(for event: LedgerEvent) {
         switch event {
-        case .needsAttention, .invalid, .routeTimeout: self = .warning
+        case .needsAttention, .invalid, .routeTimeout, .catalogFailed: self = .warning
         case .retry, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled: self = .notice
-        case .sent, .accepted, .awaitingRoute, .routeAttached: self = .info
+        case .sent, .accepted, .awaitingRoute, .routeAttached, .catalogSynced: self = .info
         }
     }
 }

@@ -1,0 +1,73 @@
+import CourierCore
+import Foundation
+
+/// `courier catalog sync [NAME] [--full]` and `courier catalog status [--json]`.
+enum CatalogCommand {
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let full = arguments.flag("--full")
+        let json = arguments.flag("--json")
+        let rest = try arguments.positionals()
+        guard let action = rest.first, ["sync", "status"].contains(action), rest.count <= 2 else {
+            throw .usage("catalog sync [NAME] [--full] | catalog status [--json]")
+        }
+        let configuration = try invocation.configuration(readingSecrets: action == "sync")
+        let spool: Spool
+        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        var catalogs = configuration.catalogs
+        if rest.count == 2 {
+            guard let name = SubscriberName(rest[1]), let catalog = configuration.catalog(named: name) else {
+                throw .usage("no [catalog \(rest[1])] in \(configuration.file ?? "the configuration")")
+            }
+            catalogs = [catalog]
+        }
+        guard !catalogs.isEmpty else { throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")") }
+        if action == "status" {
+            status(catalogs, spool: spool, json: json, output: invocation.output)
+            return
+        }
+        var failed = false
+        for catalog in catalogs {
+            do {
+                let report = try CatalogSync(spool: spool, configuration: configuration, catalog: catalog, log: invocation.log)
+                    .run(full: full)
+                invocation.output.line(
+                    "catalog \(catalog.name): \(report.full ? "full" : "delta") sync\(report.resumed ? " (resumed)" : "") "
+                        + "to version \(report.version): \(report.upserts) upserts, \(report.tombstones) tombstones, "
+                        + "\(report.pages) pages, \(report.durationMilliseconds) ms"
+                        + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : ""))
+            } catch {
+                invocation.output.error("error: \(error)")
+                failed = true
+            }
+        }
+        if failed { throw .reported(.temporary) }
+    }
+
+    static func status(_ catalogs: [Catalog], spool: Spool, json: Bool, output: Output) {
+        let now = Timestamp.now()
+        var rows: [[String]] = []
+        var objects: [[String: Any]] = []
+        for catalog in catalogs {
+            let state = CatalogState.load(catalog.name, in: spool)
+            let age = state.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { Age.describe(now - $0) } ?? "never"
+            let next = state.failures >= CatalogSync.failuresBeforeFullSync ? "full" : state.since == nil ? "full" : "delta"
+            rows.append([
+                catalog.name.value, state.since.map(String.init) ?? "-", age, String(state.failures),
+                state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next, state.syncing != nil ? "interrupted" : "",
+            ])
+            objects.append([
+                "catalog": catalog.name.value, "version": state.since ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
+                "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
+                "nextSync": next, "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
+            ])
+        }
+        if json {
+            if let data = try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]) {
+                output.line(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        if output.isTerminal { rows.insert(["CATALOG", "VERSION", "AGE", "FAILURES", "DURATION", "NEXT", ""], at: 0) }
+        output.table(rows)
+    }
+}
