@@ -14,7 +14,8 @@ ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
 BINARY ?= .build/release/courier
 SPOOL ?= /var/spool/courier
 
-UNITS = courier.service courier.timer courier.path courier-prune.service courier-prune.timer
+UNITS = courier.service courier.timer courier.path courier-prune.service courier-prune.timer \
+	courier-catalog.service courier-catalog.timer
 
 .PHONY: all install uninstall deb
 

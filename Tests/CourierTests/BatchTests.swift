@@ -4,7 +4,9 @@ import Testing
 
 /// DESIGN §8: batch subscribers, optimistic concurrency, and the sink's side.
 @Suite struct BatchTests {
-    static func batchSubscriber(_ url: String, size: Int = 100, atomic: Bool = false, gzip: Bool = false, maxBytes: Int = 2 << 20)
+    static func batchSubscriber(
+        _ url: String, size: Int = 100, atomic: Bool = false, gzip: Bool = false, maxBytes: Int = 2 << 20
+    )
         -> Subscriber
     {
         var subscriber = TemporarySpool.subscriber("batchy", url: url, concurrency: 1)
@@ -34,7 +36,9 @@ import Testing
         for id in ["ok-1", "ok-2", "conflict-1", "later-1"] { try spool.dropRecord(id: id) }
         let summary = try spool.runRound()
         #expect(server.requests.count == 1, "four items, one batch")
-        #expect(try spool.names(in: .sent) == ["ok-1@batchy.json", "ok-2@batchy.json"], "\((try? spool.ledgerText()) ?? "")")
+        #expect(
+            try spool.names(in: .sent) == ["ok-1@batchy.json", "ok-2@batchy.json"], "\((try? spool.ledgerText()) ?? "")"
+        )
         #expect(try spool.names(in: .needsAttention) == ["conflict-1@batchy.json", "later-1@batchy.json"])
         let lines = try spool.ledger().filter { $0.event == .sent || $0.event == .needsAttention }
         #expect(lines.count == 4, "every item gets its own ledger line")
@@ -75,7 +79,11 @@ import Testing
         let server = try LoopbackServer { request, _ in
             let keys = Self.keys(of: request)
             if keys.count > 2 { return .stall(.seconds(2)) }
-            return .respond(.json(200, #"{"results":[\#(keys.map { #"{"idempotency_key":"\#($0)","status":"OK"}"# }.joined(separator: ","))]}"#))
+            return .respond(
+                .json(
+                    200,
+                    #"{"results":[\#(keys.map { #"{"idempotency_key":"\#($0)","status":"OK"}"# }.joined(separator: ","))]}"#
+                ))
         }
         let spool = try TemporarySpool(subscribers: [Self.batchSubscriber(server.url, size: 8)])
         spool.configuration.foregroundTimeout = .milliseconds(300)
@@ -121,20 +129,29 @@ import Testing
         defer { server.stop() }
         let url = "http://\(server.address)/transactions/batch"
         // The sink already has "taken" with another body: that item conflicts.
-        _ = sink.handle(HTTPRequest(method: "POST", target: "/r", headers: [("idempotency-key", "taken")], body: Array(#"{"id":"taken","v":0}"#.utf8)))
+        _ = sink.handle(
+            HTTPRequest(
+                method: "POST", target: "/r", headers: [("idempotency-key", "taken")],
+                body: Array(#"{"id":"taken","v":0}"#.utf8)))
         let spool = try TemporarySpool(subscribers: [Self.batchSubscriber(url, atomic: true)])
         for id in ["a-1", "a-2", "taken"] { try spool.dropRecord(id: id) }
         try spool.runRound()
         #expect(try spool.names(in: .needsAttention).count == 3)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sinkDirectory.path + "/new") == ["taken.json"])
-        #expect(try spool.ledger().filter { $0.event == .needsAttention }.allSatisfy { $0.detail.contains("ABORTED") || $0.detail.contains("CONFLICT") })
+        #expect(
+            try spool.ledger().filter { $0.event == .needsAttention }.allSatisfy {
+                $0.detail.contains("ABORTED") || $0.detail.contains("CONFLICT")
+            })
 
         // Without the conflicting item the same kind of batch goes through whole.
         try ManualMoves(spool: spool.spool).acknowledge(try spool.spool.resolve("taken"))
         try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("a-1") + spool.spool.resolve("a-2"))
         try spool.runRound()
         #expect(try spool.names(in: .sent) == ["a-1@batchy.json", "a-2@batchy.json"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sinkDirectory.path + "/new").sorted() == ["a-1.json", "a-2.json", "taken.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: sinkDirectory.path + "/new").sorted() == [
+                "a-1.json", "a-2.json", "taken.json",
+            ])
     }
 
     @Test func gzipBodiesAreDecodedByTheSink() throws {
@@ -169,11 +186,14 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: log.url)])
         try spool.drop(#"{"id":"order-7","kind":"order","data":{"qty":1}}"#, as: "v1.json")
         try spool.runRound()
-        let etag = try #require(log.requests.first.flatMap { _ in
-            try? String(contentsOfFile: sinkDirectory.path + "/etags/order-7", encoding: .utf8)
-        })
+        let etag = try #require(
+            log.requests.first.flatMap { _ in
+                try? String(contentsOfFile: sinkDirectory.path + "/etags/order-7", encoding: .utf8)
+            })
         // A stale update: the server's version has moved on.
-        try spool.drop(#"{"id":"order-7-u1","kind":"order","op":"UPDATE","updates":"order-7","etag":"stale","data":{"qty":2}}"#, as: "u1.json")
+        try spool.drop(
+            #"{"id":"order-7-u1","kind":"order","op":"UPDATE","updates":"order-7","etag":"stale","data":{"qty":2}}"#,
+            as: "u1.json")
         try spool.runRound()
         #expect(log.requests.last?.header("if-match") == "\"stale\"")
         #expect(try spool.names(in: .needsAttention) == ["order-7-u1@alpha.json"])
@@ -181,7 +201,9 @@ import Testing
         #expect(stale.status == 412)
         #expect(stale.detail.contains("If-Match does not match"))
 
-        try spool.drop(#"{"id":"order-7-u2","kind":"order","op":"UPDATE","updates":"order-7","etag":"\#(etag)","data":{"qty":2}}"#, as: "u2.json")
+        try spool.drop(
+            #"{"id":"order-7-u2","kind":"order","op":"UPDATE","updates":"order-7","etag":"\#(etag)","data":{"qty":2}}"#,
+            as: "u2.json")
         try spool.runRound()
         #expect(log.requests.last?.header("if-match") == "\"\(etag)\"")
         #expect(try spool.names(in: .sent) == ["order-7-u2@alpha.json", "order-7@alpha.json"])
@@ -193,7 +215,8 @@ import Testing
     @Test func theSinksKeyStoreSurvivesARestart() throws {
         let directory = TemporaryDirectory("sink")
         let first = try Sink(directory: directory.path)
-        let request = HTTPRequest(method: "POST", target: "/r", headers: [("idempotency-key", "kept")], body: Array(#"{"id":"kept"}"#.utf8))
+        let request = HTTPRequest(
+            method: "POST", target: "/r", headers: [("idempotency-key", "kept")], body: Array(#"{"id":"kept"}"#.utf8))
         guard case .respond(let stored) = first.handle(request) else { throw TestFailure("no answer") }
         #expect(stored.status == 201)
         let restarted = try Sink(directory: directory.path)
@@ -201,7 +224,9 @@ import Testing
         #expect(again.status == 200)
         let batch = HTTPRequest(
             method: "POST", target: "/transactions/batch", headers: [],
-            body: Array(#"{"items":[{"idempotency_key":"kept","payload":{"id":"kept"}},{"idempotency_key":"new","payload":{"id":"new"}},{"idempotency_key":"kept","payload":{"id":"other"}}]}"#.utf8))
+            body: Array(
+                #"{"items":[{"idempotency_key":"kept","payload":{"id":"kept"}},{"idempotency_key":"new","payload":{"id":"new"}},{"idempotency_key":"kept","payload":{"id":"other"}}]}"#
+                    .utf8))
         guard case .respond(let answer) = restarted.handle(batch) else { throw TestFailure("no answer") }
         let text = String(decoding: answer.body, as: UTF8.self)
         #expect(text.contains(#"{"idempotency_key":"kept","status":"OK"}"#))

@@ -19,7 +19,9 @@ import Testing
         for path in [
             "usr/bin/courier", "usr/lib/systemd/system/courier.service", "usr/lib/systemd/system/courier.timer",
             "usr/lib/systemd/system/courier.path", "usr/lib/systemd/system/courier-prune.service",
-            "usr/lib/systemd/system/courier-prune.timer", "etc/courier/courier.conf", "usr/share/man/man1/courier.1",
+            "usr/lib/systemd/system/courier-prune.timer", "usr/lib/systemd/system/courier-catalog.timer",
+            "usr/lib/systemd/system/courier-catalog.service", "etc/courier/courier.conf",
+            "usr/share/man/man1/courier.1",
             "usr/share/man/man5/courier.conf.5", "usr/share/bash-completion/completions/courier",
             "usr/share/zsh/vendor-completions/_courier",
         ] {
@@ -85,7 +87,7 @@ import Testing
             #expect(
                 manual.contains(".B \(command)") || manual.contains(".BR \(command)")
                     || manual.contains(".BI \(command)")
-                    || manual.contains(".B \(command) "), "courier.1 lacks \(command)")
+                    || manual.contains(".BR \"\(command) "), "courier.1 lacks \(command)")
         }
         let conf = try String(contentsOfFile: Shell.repository + "/man/courier.conf.5", encoding: .utf8)
         let example = try String(contentsOfFile: Shell.repository + "/etc/courier.conf", encoding: .utf8)

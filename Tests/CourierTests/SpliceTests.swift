@@ -1,9 +1,13 @@
-@testable import CourierCore
 import Testing
+
+@testable import CourierCore
 
 @Suite struct SpliceTests {
     @Test func batchResultsAreRead() throws {
-        let answer = Array(#"{"results":[{"idempotency_key":"a","status":"OK"},{"idempotency_key":"b","status":"CONFLICT"}]}"#.utf8) + [10]
+        let answer =
+            Array(
+                #"{"results":[{"idempotency_key":"a","status":"OK"},{"idempotency_key":"b","status":"CONFLICT"}]}"#.utf8
+            ) + [10]
         let list = try #require(JSONSplice.value(of: "results", in: answer))
         #expect(list.first == UInt8(ascii: "["))
         let results = try #require(BatchBody.results(in: answer))

@@ -20,7 +20,9 @@ enum CatalogCommand {
             }
             catalogs = [catalog]
         }
-        guard !catalogs.isEmpty else { throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")") }
+        guard !catalogs.isEmpty else {
+            throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")")
+        }
         if action == "status" {
             status(catalogs, spool: spool, json: json, output: invocation.output)
             return
@@ -28,8 +30,10 @@ enum CatalogCommand {
         var failed = false
         for catalog in catalogs {
             do {
-                let report = try CatalogSync(spool: spool, configuration: configuration, catalog: catalog, log: invocation.log)
-                    .run(full: full)
+                let report = try CatalogSync(
+                    spool: spool, configuration: configuration, catalog: catalog, log: invocation.log
+                )
+                .run(full: full)
                 invocation.output.line(
                     "catalog \(catalog.name): \(report.full ? "full" : "delta") sync\(report.resumed ? " (resumed)" : "") "
                         + "to version \(report.version): \(report.upserts) upserts, \(report.tombstones) tombstones, "
@@ -50,13 +54,16 @@ enum CatalogCommand {
         for catalog in catalogs {
             let state = CatalogState.load(catalog.name, in: spool)
             let age = state.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { Age.describe(now - $0) } ?? "never"
-            let next = state.failures >= CatalogSync.failuresBeforeFullSync ? "full" : state.since == nil ? "full" : "delta"
+            let next =
+                state.failures >= CatalogSync.failuresBeforeFullSync ? "full" : state.since == nil ? "full" : "delta"
             rows.append([
                 catalog.name.value, state.since.map(String.init) ?? "-", age, String(state.failures),
-                state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next, state.syncing != nil ? "interrupted" : "",
+                state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
+                state.syncing != nil ? "interrupted" : "",
             ])
             objects.append([
-                "catalog": catalog.name.value, "version": state.since ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
+                "catalog": catalog.name.value, "version": state.since ?? NSNull(),
+                "lastSuccess": state.lastSuccess ?? NSNull(),
                 "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
                 "nextSync": next, "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
             ])

@@ -46,7 +46,8 @@ enum RunCommand {
     ) {
         guard let path = configuration.metricsFile else { return }
         do {
-            try MetricsFile(path: path, spool: spool).write(summary: summary, exitStatus: status.rawValue)
+            try MetricsFile(path: path, spool: spool, catalogs: configuration.catalogs.map(\.name))
+                .write(summary: summary, exitStatus: status.rawValue)
         } catch {
             invocation.output.error("warning: metrics-file: \(error)")
         }

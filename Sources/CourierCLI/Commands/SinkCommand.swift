@@ -22,7 +22,9 @@ enum SinkCommand {
             secret = decoded
         }
         let sink: Sink
-        do { sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs) } catch { throw .spool(error) }
+        do { sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs) } catch {
+            throw .spool(error)
+        }
         // Block the stop signals in every thread, then wait for them here:
         // no handler, no global state.
         var signals = sigset_t()

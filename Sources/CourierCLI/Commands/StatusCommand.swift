@@ -22,7 +22,9 @@ enum StatusCommand {
         let last = Round.lastSummary(in: spool)
         let next = Schedule.nextBackgroundRound()
         let notifier = Notifier.health(in: spool)
-        let notifierText = Self.describe(notifier, configuration: try? invocation.configuration(readingSecrets: false))
+        let configuration = try? invocation.configuration(readingSecrets: false)
+        let notifierText = Self.describe(notifier, configuration: configuration)
+        let catalogs = (configuration?.catalogs ?? []).map { ($0.name, CatalogState.load($0.name, in: spool)) }
 
         if json {
             var object: [String: Any] = [
@@ -32,6 +34,27 @@ enum StatusCommand {
                 "nextRound": next ?? NSNull(),
                 "notifications": notifierText,
                 "notificationsWorking": notifier?.working ?? NSNull(),
+                "batches": Dictionary(
+                    uniqueKeysWithValues: (last?.batches ?? [:]).map { name, tally in
+                        (
+                            name,
+                            [
+                                "batchSize": tally.finalSize, "batches": tally.batches, "items": tally.items,
+                                "conflicts": tally.conflicts, "conflictRate": tally.conflictRate,
+                            ] as [String: Any]
+                        )
+                    }),
+                "catalogs": Dictionary(
+                    uniqueKeysWithValues: catalogs.map { name, state in
+                        (
+                            name.value,
+                            [
+                                "version": state.since ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
+                                "syncDurationMs": state.lastDurationMilliseconds ?? NSNull(),
+                                "failures": state.failures,
+                            ] as [String: Any]
+                        )
+                    }),
             ]
             if let last, let data = try? JSONEncoder().encode(last),
                 let decoded = try? JSONSerialization.jsonObject(with: data)
@@ -71,6 +94,18 @@ enum StatusCommand {
         }
         output.line("`courier send-now` sends at once.")
         output.line("notifications: \(notifierText)")
+        for (name, tally) in (last?.batches ?? [:]).sorted(by: { $0.key < $1.key }) {
+            output.line(
+                "batches to \(name): size \(tally.finalSize), \(tally.batches) batches, \(tally.items) items, "
+                    + "\(tally.conflicts) conflicts in the last round")
+        }
+        for (name, state) in catalogs {
+            let synced =
+                state.lastSuccess.map { "synced \($0) in \(state.lastDurationMilliseconds ?? 0) ms" } ?? "never synced"
+            output.line(
+                "catalog \(name): version \(state.since.map(String.init) ?? "-"), \(synced)"
+                    + (state.failures > 0 ? ", \(state.failures) failures in a row" : ""))
+        }
     }
 
     /// The notifier as it is: configured or not, working or not, and since when.

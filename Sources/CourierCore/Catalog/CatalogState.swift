@@ -14,8 +14,8 @@ public struct CatalogState: Codable, Sendable, Equatable {
     public var complete = false
     /// The server's version at the last page seen.
     public var version: Int64?
-    /// When the full sync in progress started: files older than this are
-    /// gone from the server once it finishes.
+    /// When the full sync in progress started (nil: the sync in progress,
+    /// if any, is a delta sync).
     public var fullStartedAt: String?
     /// Failed syncs in a row; at three, the next sync is a full one.
     public var failures = 0

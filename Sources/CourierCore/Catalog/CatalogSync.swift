@@ -56,16 +56,21 @@ public struct CatalogSync {
     }
 
     private var journalName: FileName { FileName("catalog-\(catalog.name).page") }
+    /// The ids a full sync in progress has received, one per line.
+    private var seenName: FileName { FileName("catalog-\(catalog.name).seen") }
 
     public func run(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let lockFile: FileDescriptor
         do {
-            lockFile = try spool.control.openFile(FileName("catalog-\(catalog.name).lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
+            lockFile = try spool.control.openFile(
+                FileName("catalog-\(catalog.name).lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
             _ = try lockFile.lockExclusively(wait: true)
         } catch {
             throw .spool(.operation("lock", path: ".courier/catalog-\(catalog.name).lock", error))
         }
-        return try withExtendedLifetime(lockFile) { () throws(CatalogError) -> CatalogSyncReport in try runLocked(full: requested) }
+        return try withExtendedLifetime(lockFile) { () throws(CatalogError) -> CatalogSyncReport in
+            try runLocked(full: requested)
+        }
     }
 
     private func runLocked(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
@@ -81,6 +86,9 @@ public struct CatalogSync {
                 state.syncing = wantsFull ? 0 : state.since
                 state.cursor = nil
                 state.complete = false
+                do { try spool.control.remove(seenName) } catch {
+                    throw .spool(.operation("remove", path: ".courier/\(seenName)", error))
+                }
                 state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
                 try save(state)
             } else {
@@ -92,6 +100,7 @@ public struct CatalogSync {
                 let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
                 try writeJournal(page)
                 try apply(page, into: directory, report: &report)
+                if state.fullStartedAt != nil { try remember(page) }
                 state.cursor = page.nextCursor
                 state.version = page.version
                 state.complete = page.nextCursor == nil
@@ -99,8 +108,8 @@ public struct CatalogSync {
                 try removeJournal()
                 report.pages += 1
             }
-            if let startedAt = state.fullStartedAt.flatMap(Timestamp.init(rfc3339:)) {
-                report.removedByFullSync = try removeOlder(than: startedAt, in: directory)
+            if state.fullStartedAt != nil {
+                report.removedByFullSync = try removeUnseen(in: directory)
             }
             report.version = state.version ?? state.syncing ?? 0
             state.since = report.version
@@ -118,8 +127,10 @@ public struct CatalogSync {
             try? ledger.append(
                 LedgerLine(
                     time: .now(), round: report.session.value, subscriber: catalog.name.value, key: "catalog",
-                    event: .catalogSynced, status: 200, attempt: report.pages, durationMilliseconds: report.durationMilliseconds,
-                    detail: "\(report.full ? "full" : "delta") sync to version \(report.version): \(report.upserts) upserts, "
+                    event: .catalogSynced, status: 200, attempt: report.pages,
+                    durationMilliseconds: report.durationMilliseconds,
+                    detail:
+                        "\(report.full ? "full" : "delta") sync to version \(report.version): \(report.upserts) upserts, "
                         + "\(report.tombstones) tombstones in \(report.pages) pages"
                         + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : "")))
             return report
@@ -164,7 +175,12 @@ public struct CatalogSync {
 
     private func fetchPage(_ fetch: HTTPFetch, since: Int64, cursor: String?) throws(CatalogError) -> Page {
         var url = "\(catalog.url)/delta?since=\(since)&pageSize=\(catalog.pageSize)"
-        if let cursor { url += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? cursor) }
+        if let cursor {
+            url +=
+                "&cursor="
+                + (cursor.addingPercentEncoding(
+                    withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? cursor)
+        }
         let answer: HTTPFetch.Answer
         do { answer = try fetch.get(url) } catch { throw .transport(catalog: catalog.name.value, url: url, error) }
         guard (200...299).contains(answer.status) else {
@@ -179,7 +195,8 @@ public struct CatalogSync {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
             throw .malformed(catalog: catalog, url: url, "the page is not a JSON object")
         }
-        guard let upserts = (object["upserts"] ?? []) as? [[String: Any]], let tombstones = (object["tombstones"] ?? []) as? [String]
+        guard let upserts = (object["upserts"] ?? []) as? [[String: Any]],
+            let tombstones = (object["tombstones"] ?? []) as? [String]
         else { throw .malformed(catalog: catalog, url: url, "upserts must be objects and tombstones ids") }
         guard let version = (object["version"] as? NSNumber)?.int64Value else {
             throw .malformed(catalog: catalog, url: url, "the page has no numeric version")
@@ -200,6 +217,7 @@ public struct CatalogSync {
         var ignored = CatalogSyncReport(session: RoundID(value: "replay"))
         if let page = try? Self.parse(raw, catalog: catalog.name.value, url: "journal") {
             try apply(page, into: directory, report: &ignored)
+            if state.fullStartedAt != nil { try remember(page) }
             state.cursor = page.nextCursor
             state.version = page.version
             state.complete = page.nextCursor == nil
@@ -214,7 +232,9 @@ public struct CatalogSync {
         }
     }
 
-    private func apply(_ page: Page, into directory: DirectoryHandle, report: inout CatalogSyncReport) throws(CatalogError) {
+    private func apply(_ page: Page, into directory: DirectoryHandle, report: inout CatalogSyncReport)
+        throws(CatalogError)
+    {
         let label = "catalogs/\(catalog.name)"
         do throws(SpoolError) {
             for upsert in page.upserts {
@@ -224,12 +244,15 @@ public struct CatalogSync {
                     log(.warning, "catalog \(catalog.name): an upsert without a usable id was skipped")
                     continue
                 }
-                try spool.deliverNewFile(Array(data), named: FileName("\(id).json"), into: directory, label: label, syncDirectory: false)
+                try spool.deliverNewFile(
+                    Array(data), named: FileName("\(id).json"), into: directory, label: label, syncDirectory: false)
                 report.upserts += 1
             }
             for tombstone in page.tombstones {
                 guard let id = RecordID(tombstone) else { continue }
-                do { try directory.remove(FileName("\(id).json")) } catch { throw .operation("remove", path: "\(label)/\(id).json", error) }
+                do { try directory.remove(FileName("\(id).json")) } catch {
+                    throw .operation("remove", path: "\(label)/\(id).json", error)
+                }
                 report.tombstones += 1
             }
             do { try directory.sync() } catch { throw .operation("sync", path: label + "/", error) }
@@ -238,17 +261,34 @@ public struct CatalogSync {
         }
     }
 
-    /// After a full sync, what the server no longer has: every file not
-    /// rewritten since the full sync started.
-    private func removeOlder(than start: Timestamp, in directory: DirectoryHandle) throws(CatalogError) -> Int {
+    /// A full sync notes every id the server sent, durably, page by page.
+    private func remember(_ page: Page) throws(CatalogError) {
+        let ids = page.upserts.compactMap { $0["id"] as? String }
+        guard !ids.isEmpty else { return }
+        do {
+            let file = try spool.control.openFile(seenName, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)
+            try file.write(Array((ids.joined(separator: "\n") + "\n").utf8))
+            try file.sync()
+        } catch {
+            throw .spool(.operation("append to", path: ".courier/\(seenName)", error))
+        }
+    }
+
+    /// After a full sync, what the server no longer has: every local item
+    /// whose id did not come in any page of it.
+    private func removeUnseen(in directory: DirectoryHandle) throws(CatalogError) -> Int {
+        let seen = Set(
+            String(decoding: spool.readControlFile(seenName.description, limit: Int.max) ?? [], as: UTF8.self)
+                .split(separator: "\n").map { String($0) + ".json" })
         var removed = 0
         do {
-            for name in try directory.sortedNames() {
-                guard let status = try directory.status(of: name), status.kind == .regular, status.modified < start else { continue }
+            for name in try directory.sortedNames() where !seen.contains(name.description) {
+                guard try directory.status(of: name)?.kind == .regular else { continue }
                 try directory.remove(name)
                 removed += 1
             }
             try directory.sync()
+            try spool.control.remove(seenName)
         } catch {
             throw .spool(.operation("clean up", path: "catalogs/\(catalog.name)/", error))
         }
@@ -257,11 +297,14 @@ public struct CatalogSync {
 
     private func acknowledge(_ fetch: HTTPFetch, version: Int64) throws(CatalogError) {
         guard let url = catalog.ackURL else { return }
-        let body = #"{"device_id":"# + String(decoding: BatchBody.jsonString(configuration.deviceID), as: UTF8.self)
+        let body =
+            #"{"device_id":"# + String(decoding: BatchBody.jsonString(configuration.deviceID), as: UTF8.self)
             + #","catalog":"# + String(decoding: BatchBody.jsonString(catalog.name.value), as: UTF8.self)
             + #","version":\#(version)}"#
         let answer: HTTPFetch.Answer
-        do { answer = try fetch.post(url, json: Array(body.utf8)) } catch { throw .transport(catalog: catalog.name.value, url: url, error) }
+        do { answer = try fetch.post(url, json: Array(body.utf8)) } catch {
+            throw .transport(catalog: catalog.name.value, url: url, error)
+        }
         guard (200...299).contains(answer.status) else {
             throw .http(
                 catalog: catalog.name.value, url: url, status: answer.status,
@@ -272,13 +315,15 @@ public struct CatalogSync {
     private func catalogDirectory() throws(CatalogError) -> DirectoryHandle {
         do {
             try spool.root.makeDirectory(FileName("catalogs"), mode: 0o750)
-        } catch where error == .fileExists {
+        } catch  where error == .fileExists {
         } catch {
             throw .spool(.operation("create directory", path: "\(spool.path)/catalogs", error))
         }
         do {
             let catalogs = try spool.root.openDirectory(FileName("catalogs"))
-            do { try catalogs.makeDirectory(FileName(catalog.name.value), mode: 0o750) } catch where error == .fileExists {}
+            do { try catalogs.makeDirectory(FileName(catalog.name.value), mode: 0o750) } catch
+                where error == .fileExists
+            {}
             return try catalogs.openDirectory(FileName(catalog.name.value))
         } catch {
             throw .spool(.operation("open", path: "\(spool.path)/catalogs/\(catalog.name)", error))

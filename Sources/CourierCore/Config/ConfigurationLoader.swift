@@ -101,18 +101,22 @@ extension Configuration {
                 guard let name = SubscriberName(rawName) else {
                     throw fail("catalog name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
                 }
-                if catalogBuilders.last?.name != name { catalogBuilders.append(CatalogBuilder(name: name, line: entry.line)) }
+                if catalogBuilders.last?.name != name {
+                    catalogBuilders.append(CatalogBuilder(name: name, line: entry.line))
+                }
                 try catalogBuilders[catalogBuilders.count - 1].set(entry, base: base, fail: fail)
             } else if entry.section.isEmpty {
                 throw .syntax(file: file, line: entry.line, reason: "`\(entry.key)` is outside any [section]")
             } else {
                 throw .syntax(
                     file: file, line: entry.line,
-                    reason: "unknown section [\(entry.section)] (expected [courier], [subscriber NAME] or [catalog NAME])")
+                    reason:
+                        "unknown section [\(entry.section)] (expected [courier], [subscriber NAME] or [catalog NAME])")
             }
         }
         configuration.subscribers = try builders.map { builder throws(ConfigError) in try builder.build(file: file) }
-        configuration.catalogs = try catalogBuilders.map { builder throws(ConfigError) in try builder.build(file: file) }
+        configuration.catalogs = try catalogBuilders.map { builder throws(ConfigError) in try builder.build(file: file)
+        }
         guard !configuration.subscribers.isEmpty || !configuration.catalogs.isEmpty else {
             throw .noSubscribers(file: file)
         }
@@ -289,7 +293,9 @@ private struct SubscriberBuilder {
             guard let parsed = DeliveryMode(rawValue: value) else { throw fail("must be single or batch") }
             mode = parsed
         case "batch-size":
-            guard let number = Int(value), (1...500).contains(number) else { throw fail("must be a number from 1 to 500") }
+            guard let number = Int(value), (1...500).contains(number) else {
+                throw fail("must be a number from 1 to 500")
+            }
             batch.size = number
         case "atomic":
             batch.atomic = try boolean(value, fail)
@@ -362,9 +368,15 @@ private struct CatalogBuilder {
             guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
                 !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
             else { throw fail("must be an http:// or https:// URL without spaces") }
-            if entry.key == "url" { url = value.hasSuffix("/") ? String(value.dropLast()) : value } else { ackURL = value }
+            if entry.key == "url" {
+                url = value.hasSuffix("/") ? String(value.dropLast()) : value
+            } else {
+                ackURL = value
+            }
         case "page-size":
-            guard let number = Int(value), (1...10_000).contains(number) else { throw fail("must be a number from 1 to 10000") }
+            guard let number = Int(value), (1...10_000).contains(number) else {
+                throw fail("must be a number from 1 to 10000")
+            }
             pageSize = number
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }

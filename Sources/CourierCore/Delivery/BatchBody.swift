@@ -11,7 +11,9 @@ enum BatchBody {
         for (index, item) in items.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
             let op = JSONSplice.value(of: "op", in: item.record) ?? Array(#""CREATE""#.utf8)
-            let entity = JSONSplice.value(of: "entity", in: item.record) ?? JSONSplice.value(of: "kind", in: item.record) ?? Array("null".utf8)
+            let entity =
+                JSONSplice.value(of: "entity", in: item.record) ?? JSONSplice.value(of: "kind", in: item.record)
+                ?? Array("null".utf8)
             let clientID = JSONSplice.value(of: "id", in: item.record) ?? Array("null".utf8)
             body += Array(#"{"idempotency_key":"#.utf8) + jsonString(item.key)
             body += Array(#","op":"#.utf8) + op + Array(#","entity":"#.utf8) + entity
@@ -39,7 +41,9 @@ enum BatchBody {
 
     /// `results[]` by idempotency key; nil when the answer has no such list.
     static func results(in answer: [UInt8]) -> [String: Result]? {
-        guard let list = JSONSplice.value(of: "results", in: answer), list.first == UInt8(ascii: "[") else { return nil }
+        guard let list = JSONSplice.value(of: "results", in: answer), list.first == UInt8(ascii: "[") else {
+            return nil
+        }
         // Wrap the array so the object scanner can walk it as values.
         var found: [String: Result] = [:]
         for element in JSONSplice.arrayElements(list) {
@@ -68,7 +72,9 @@ enum BatchBody {
     /// A JSON string literal's text (the simple escapes only, which is all
     /// keys and statuses use).
     static func decodeString(_ literal: [UInt8]) -> String? {
-        guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else { return nil }
+        guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else {
+            return nil
+        }
         let inner = String(decoding: literal.dropFirst().dropLast(), as: UTF8.self)
         return inner.contains("\\") ? LedgerLine.unescape(Substring(inner)) : inner
     }

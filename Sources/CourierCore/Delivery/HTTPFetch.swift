@@ -49,7 +49,8 @@ struct HTTPFetch {
             try easy.set(CURLOPT_POST, 1)
             try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))
             let copied = body.withUnsafeBytes { bytes in
-                courier_easy_setopt_pointer(easy.handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+                courier_easy_setopt_pointer(
+                    easy.handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
             }
             guard copied == CURLE_OK else { throw CurlError(copied) }
         }
@@ -71,7 +72,9 @@ struct HTTPFetch {
             })
         let result = withExtendedLifetime((sink, list)) { curl_easy_perform(easy.handle) }
         guard result == CURLE_OK else {
-            if sink.tooLong { throw CurlError(result, detail: "the answer is larger than \(HTTPFetch.answerLimit) bytes") }
+            if sink.tooLong {
+                throw CurlError(result, detail: "the answer is larger than \(HTTPFetch.answerLimit) bytes")
+            }
             throw CurlError(result, detail: String(cString: errors))
         }
         return Answer(status: easy.responseCode(), body: sink.bytes)

@@ -5,10 +5,12 @@ import Glibc
 public struct MetricsFile {
     let path: String
     let spool: Spool
+    let catalogs: [SubscriberName]
 
-    public init(path: String, spool: Spool) {
+    public init(path: String, spool: Spool, catalogs: [SubscriberName] = []) {
         self.path = path
         self.spool = spool
+        self.catalogs = catalogs
     }
 
     /// The exposition text: items per state, today's events per subscriber
@@ -52,6 +54,28 @@ public struct MetricsFile {
             family(
                 "courier_last_round_items", "What the last round did, per outcome.",
                 outcomes.map { (#"{outcome="\#($0.0)"}"#, String($0.1)) })
+            let batches = summary.batches.sorted { $0.key < $1.key }
+            if !batches.isEmpty {
+                family(
+                    "courier_batch_size",
+                    "The batch size in force at the end of the last round (halved after timeouts).",
+                    batches.map { (#"{subscriber="\#(Self.label($0.key))"}"#, String($0.value.finalSize)) })
+                family(
+                    "courier_batch_conflict_ratio", "Items answered CONFLICT per item sent in batches, last round.",
+                    batches.map { (#"{subscriber="\#(Self.label($0.key))"}"#, String($0.value.conflictRate)) })
+            }
+        }
+        let states = catalogs.map { ($0, CatalogState.load($0, in: spool)) }
+        if !states.isEmpty {
+            family(
+                "courier_catalog_version", "The server version each catalog is complete up to (-1: never synced).",
+                states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.since ?? -1)) })
+            family(
+                "courier_catalog_sync_duration_seconds", "How long each catalog's last successful sync took.",
+                states.map { (#"{catalog="\#($0.0)"}"#, String(Double($0.1.lastDurationMilliseconds ?? 0) / 1000)) })
+            family(
+                "courier_catalog_failures", "Failed syncs in a row per catalog (3: the next one is full).",
+                states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.failures)) })
         }
         return text
     }

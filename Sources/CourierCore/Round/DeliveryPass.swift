@@ -117,7 +117,8 @@ final class DeliveryPass {
                     if queue.count < wanted(by: subscriber) && !readingDone { break }
                     let items = try claim(from: subscriber)
                     if !items.isEmpty {
-                        try launch(Request(items: items, subscriber: subscriber, attempt: 1, due: MonotonicInstant.now()))
+                        try launch(
+                            Request(items: items, subscriber: subscriber, attempt: 1, due: MonotonicInstant.now()))
                         launched = true
                     }
                 }
@@ -128,7 +129,9 @@ final class DeliveryPass {
     /// Reads queued/ only as far as free slots (and batches) need.
     private func readAheadAsNeeded() throws(RoundError) {
         func hungry() -> Bool {
-            configuration.subscribers.contains { hasFreeSlot($0) && buffered[$0.name, default: []].count < wanted(by: $0) }
+            configuration.subscribers.contains {
+                hasFreeSlot($0) && buffered[$0.name, default: []].count < wanted(by: $0)
+            }
         }
         while !feedDone && bufferedCount < Self.readAhead && hungry() {
             let name: FileName?
@@ -188,13 +191,16 @@ final class DeliveryPass {
         if subscriber.mode == .batch {
             let body = BatchBody.encode(
                 request.items.map { ($0.entry.key.description, $0.body) }, deviceID: configuration.deviceID)
-            let url = subscriber.batch.atomic ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url
+            let url =
+                subscriber.batch.atomic
+                ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url
             wire = DeliveryRequest(key: Self.batchKey(request.items), body: body, subscriber: subscriber, url: url)
             wire.answerCapture = 8 << 20
             summary.batches[subscriber.name.value, default: BatchTally()].batches += 1
         } else {
             let item = request.items[0]
-            wire = DeliveryRequest(key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url)
+            wire = DeliveryRequest(
+                key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url)
             if let tag = OptimisticConcurrency.ifMatch(for: item.body) { wire.extraHeaders.append("If-Match: \(tag)") }
         }
         if subscriber.gzip, let compressed = Gzip.compress(wire.body) {
@@ -252,14 +258,16 @@ final class DeliveryPass {
             guard let request = inFlight.removeValue(forKey: tag) else { continue }
             active[request.subscriber.name, default: 1] -= 1
             let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
-            let outcome = DeliveryOutcome.classify(status: response.status, error: response.error, retryAfter: retryAfter)
+            let outcome = DeliveryOutcome.classify(
+                status: response.status, error: response.error, retryAfter: retryAfter)
             var detail = detail(response, request.subscriber)
             var outcomes: [(Item, DeliveryOutcome, String)]
             if request.subscriber.mode == .batch {
                 if response.error?.isTimeout == true {
                     let size = max(1, wanted(by: request.subscriber) / 2)
                     batchSizes[request.subscriber.name] = size
-                    detail = "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
+                    detail =
+                        "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
                 }
                 outcomes = batchOutcomes(request, outcome: outcome, response: response, detail: detail)
             } else {
@@ -278,7 +286,8 @@ final class DeliveryPass {
                     moves.append((item.entry, .sent))
                     tally.sent += 1
                     summary.sent += 1
-                case .retryLater(_, let after) where mode == .foreground && request.attempt <= configuration.backoff.count:
+                case .retryLater(_, let after)
+                where mode == .foreground && request.attempt <= configuration.backoff.count:
                     line.event = .retry
                     retry.append(item)
                     retryDelay = max(retryDelay, max(configuration.backoff[request.attempt - 1], after ?? .zero))
@@ -362,7 +371,9 @@ final class DeliveryPass {
     private func detail(_ response: DeliveryResponse, _ subscriber: Subscriber) -> String {
         var text = String(decoding: response.answer.prefix(LedgerLine.detailLimit), as: UTF8.self)
         if let error = response.error { text = error.message + (text.isEmpty ? "" : ": " + text) }
-        if let token = subscriber.token, !token.isEmpty { text = text.replacingOccurrences(of: token, with: "[redacted]") }
+        if let token = subscriber.token, !token.isEmpty {
+            text = text.replacingOccurrences(of: token, with: "[redacted]")
+        }
         return text
     }
 }

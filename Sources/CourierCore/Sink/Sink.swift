@@ -143,7 +143,8 @@ struct SinkStore {
             case .conflict:
                 return .json(422, #"{"error":"Idempotency-Key \#(key) was used before with a different body"}"#)
             case .preconditionFailed(let current):
-                return .json(412, #"{"error":"If-Match does not match the current version","etag":"\#(current ?? "")"}"#)
+                return .json(
+                    412, #"{"error":"If-Match does not match the current version","etag":"\#(current ?? "")"}"#)
             }
         }
     }

@@ -17,7 +17,8 @@ extension Sink {
                 var verdicts: [(key: String, status: String)] = []
                 var parsed: [(DeliveryKey, [UInt8], String?)?] = []
                 for item in items {
-                    let keyText = JSONSplice.value(of: "idempotency_key", in: item).flatMap(BatchBody.decodeString) ?? ""
+                    let keyText =
+                        JSONSplice.value(of: "idempotency_key", in: item).flatMap(BatchBody.decodeString) ?? ""
                     guard let key = DeliveryKey(keyText), let payload = JSONSplice.value(of: "payload", in: item),
                         payload.first == UInt8(ascii: "{")
                     else {
@@ -34,13 +35,14 @@ extension Sink {
                 guard verdicts.allSatisfy({ $0.status == "OK" }) else {
                     return verdicts.map { ($0.key, $0.status == "OK" ? "ABORTED" : $0.status) }
                 }
-                for case let (key, payload, ifMatch)? in parsed {
+                for case (let key, let payload, let ifMatch)? in parsed {
                     _ = try store.keep(payload, key: key, ifMatch: ifMatch, commit: true)
                 }
                 return verdicts
             }
             let entries = results.map { key, status in
-                #"{"idempotency_key":"# + String(decoding: BatchBody.jsonString(key), as: UTF8.self) + #","status":"\#(status)"}"#
+                #"{"idempotency_key":"# + String(decoding: BatchBody.jsonString(key), as: UTF8.self)
+                    + #","status":"\#(status)"}"#
             }
             return .json(200, #"{"results":[\#(entries.joined(separator: ","))]}"#)
         } catch {

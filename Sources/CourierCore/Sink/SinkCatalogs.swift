@@ -21,7 +21,9 @@ extension Sink {
             return .json(400, #"{"error":"since, cursor and pageSize must be numbers (pageSize 1-10000)"}"#)
         }
         let directory = catalogs + "/" + name.value
-        guard let handle = try? DirectoryHandle.open(path: directory) else { return .json(404, #"{"error":"no such catalog"}"#) }
+        guard let handle = try? DirectoryHandle.open(path: directory) else {
+            return .json(404, #"{"error":"no such catalog"}"#)
+        }
 
         var latest: [String: (version: Int64, deleted: Bool)] = [:]
         for fileName in (try? handle.sortedNames()) ?? [] {
@@ -66,13 +68,15 @@ extension Sink {
             let device = object["device_id"] as? String, let catalog = object["catalog"] as? String,
             let version = object["version"] as? NSNumber
         else { return .json(400, #"{"error":"expected {\"device_id\",\"catalog\",\"version\"}"}"#) }
-        let line = [Timestamp.now().rfc3339, device, catalog, version.stringValue]
+        let line =
+            [Timestamp.now().rfc3339, device, catalog, version.stringValue]
             .map { LedgerLine.escape($0) }.joined(separator: "\t") + "\n"
         let fd = open(directory + "/acks.tsv", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { return .json(503, #"{"error":"unable to record the acknowledgement"}"#) }
         let written = line.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
         close(fd)
-        return written > 0 ? HTTPResponse(status: 204) : .json(503, #"{"error":"unable to record the acknowledgement"}"#)
+        return written > 0
+            ? HTTPResponse(status: 204) : .json(503, #"{"error":"unable to record the acknowledgement"}"#)
     }
 
     static func query(_ target: String) -> [String: String] {

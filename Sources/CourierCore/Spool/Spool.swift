@@ -112,7 +112,8 @@ public final class Spool {
     }
 
     public func deliverNewFile(
-        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String, syncDirectory: Bool = true
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String,
+        syncDirectory: Bool = true
     ) throws(SpoolError) {
         let staged = uniqueTemporaryName(for: name)
         do {
@@ -155,9 +156,9 @@ public final class Spool {
         try deliverNewFile(bytes, named: FileName(name), into: control, label: Self.controlName)
     }
 
-    public func readControlFile(_ name: String) -> [UInt8]? {
+    public func readControlFile(_ name: String, limit: Int = 64 << 20) -> [UInt8]? {
         guard let file = try? control.openFile(FileName(name), flags: O_RDONLY) else { return nil }
-        return try? file.read(upTo: 1 << 20)
+        return try? file.read(upTo: limit)
     }
 
     /// One round at a time per spool: an exclusive flock on

@@ -1,0 +1,95 @@
+import CourierCore
+import Foundation
+import Glibc
+import Testing
+
+/// DESIGN §8 between two real processes: `courier` and `courier sink`.
+@Suite(.serialized) struct SyncEndToEndTests {
+    @Test func batchesAndCatalogsBetweenCourierAndTheSink() throws {
+        let directory = TemporaryDirectory("sync-e2e")
+        let catalogs = try CatalogTests.makeCatalog(in: directory, count: 250)
+        let probe = try HTTPServer { _ in .reset }
+        let port = probe.port
+        probe.stop()
+        let binary = try CourierBinary.locate()
+        let sink = binary.start([
+            "sink", "--listen", "127.0.0.1:\(port)", "--dir", directory.path + "/sink", "--catalogs", catalogs,
+        ])
+        sink.standardError = FileHandle.nullDevice
+        try sink.run()
+        defer {
+            sink.terminate()
+            sink.waitUntilExit()
+        }
+        // Wait for the sink to listen.
+        for _ in 0..<100
+        where (try? SinkTests.exchange(Array("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n".utf8), port: port))?
+            .hasPrefix("HTTP/1.1 200") != true
+        {
+            usleep(20_000)
+        }
+        let base = "http://127.0.0.1:\(port)"
+        try directory.write(
+            """
+            [courier]
+            spool = spool
+            device-id = e2e-device
+            settle = 0s
+            metrics-file = metrics.prom
+
+            [subscriber outbox]
+            url = \(base)/transactions/batch
+            mode = batch
+            batch-size = 7
+            gzip = true
+
+            [catalog products]
+            url = \(base)/catalogs/products
+            page-size = 40
+            ack-url = \(base)/sync/ack
+            """, to: "courier.conf")
+        let config = directory.path + "/courier.conf"
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        for index in 0..<20 {
+            try directory.write(
+                #"{"id":"o-\#(index)","kind":"order","data":{"n":\#(index)}}"#, to: "spool/queued/o-\(index).json")
+        }
+        // One that conflicts: the sink already holds key o-19 with another body.
+        let conflicting = Array(#"{"items":[{"idempotency_key":"o-19","payload":{"id":"o-19","other":true}}]}"#.utf8)
+        let request =
+            "POST /transactions/batch HTTP/1.1\r\nContent-Length: \(conflicting.count)\r\nConnection: close\r\n\r\n"
+        _ = try SinkTests.exchange(Array(request.utf8) + conflicting, port: port)
+
+        let round = try binary.run(["--config", config, "run"])
+        #expect(round.status == 0, "\(round.error)")
+        #expect(round.output.contains("19 sent, 1 need attention"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/sink/new").count == 20)
+
+        let sync = try binary.run(["--config", config, "catalog", "sync"])
+        #expect(sync.status == 0, "\(sync.error)")
+        #expect(sync.output.contains("full sync to version 1249: 250 upserts, 0 tombstones, 7 pages"))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path + "/spool/catalogs/products").count
+                == 250)
+
+        let status = try binary.run(["--config", config, "status", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
+        let batch = try #require((object["batches"] as? [String: [String: Any]])?["outbox"])
+        #expect(batch["batchSize"] as? Int == 7)
+        #expect(batch["conflicts"] as? Int == 1)
+        #expect((batch["conflictRate"] as? Double).map { abs($0 - 0.05) < 1e-9 } == true)
+        let catalog = try #require((object["catalogs"] as? [String: [String: Any]])?["products"])
+        #expect(catalog["version"] as? Int == 1249)
+        #expect(catalog["syncDurationMs"] is Int)
+
+        let metrics = try String(contentsOfFile: directory.path + "/metrics.prom", encoding: .utf8)
+        #expect(metrics.contains(#"courier_batch_size{subscriber="outbox"} 7"#))
+        #expect(metrics.contains(#"courier_batch_conflict_ratio{subscriber="outbox"} 0.05"#))
+        // The round ran before the sync, so its metrics saw no version yet.
+        #expect(metrics.contains(#"courier_catalog_version{catalog="products"} -1"#))
+        // Every request of a round and a sync carried its session id into the ledger.
+        let ledger = try String(
+            contentsOfFile: directory.path + "/spool/ledger/\(Timestamp.now().utcDay).tsv", encoding: .utf8)
+        #expect(ledger.contains("\tproducts\tcatalog\tcatalogSynced\t200\t7\t"))
+    }
+}
