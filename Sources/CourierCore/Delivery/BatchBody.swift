@@ -69,15 +69,7 @@ enum BatchBody {
         return bytes
     }
 
-    /// A JSON string literal's text (the simple escapes only, which is all
-    /// keys and statuses use).
-    static func decodeString(_ literal: [UInt8]) -> String? {
-        guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else {
-            return nil
-        }
-        let inner = String(decoding: literal.dropFirst().dropLast(), as: UTF8.self)
-        return inner.contains("\\") ? LedgerLine.unescape(Substring(inner)) : inner
-    }
+    static func decodeString(_ literal: [UInt8]) -> String? { JSONValidator.decodeString(literal) }
 }
 
 extension String {
@@ -92,6 +84,8 @@ extension String {
 /// concurrency: the request carries `If-Match`, and 409/412 need attention.
 enum OptimisticConcurrency {
     static func ifMatch(for record: [UInt8]) -> String? {
+        // Most records are not updates: a byte search spares the scan.
+        guard contains(record, #""UPDATE""#) else { return nil }
         guard JSONSplice.value(of: "op", in: record) == Array(#""UPDATE""#.utf8) else { return nil }
         if let etag = JSONSplice.value(of: "etag", in: record).flatMap(BatchBody.decodeString), !etag.isEmpty {
             // An entity tag is quoted on the wire; a weak one keeps its W/.
@@ -102,5 +96,23 @@ enum OptimisticConcurrency {
             return "\"\(text)\""
         }
         return nil
+    }
+
+    private static func contains(_ bytes: [UInt8], _ needle: StaticString) -> Bool {
+        let count = needle.utf8CodeUnitCount
+        guard bytes.count >= count, count > 0 else { return false }
+        let first = needle.utf8Start[0]
+        return bytes.withUnsafeBufferPointer { haystack in
+            var index = 0
+            while index <= haystack.count - count {
+                if haystack[index] == first {
+                    var offset = 1
+                    while offset < count && haystack[index + offset] == needle.utf8Start[offset] { offset += 1 }
+                    if offset == count { return true }
+                }
+                index += 1
+            }
+            return false
+        }
     }
 }

@@ -9,16 +9,34 @@ public final class FileDescriptor {
     deinit { close(rawValue) }
 
     /// Reads at most `limit` bytes; the caller learns the file was larger
-    /// when it gets `limit` bytes back and asked for `limit - 1`.
+    /// when it gets `limit` bytes back and asked for `limit - 1`. The size
+    /// from fstat sizes the buffer, so a small file costs one allocation.
     public func read(upTo limit: Int) throws(Errno) -> [UInt8] {
+        var info = stat()
+        let hint = fstat(rawValue, &info) == 0 && info.st_size >= 0 ? Int(info.st_size) + 1 : 64 * 1024
         var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: min(max(limit, 1), 64 * 1024))
+        var capacity = max(1, min(limit, hint))
         while result.count < limit {
-            let wanted = min(chunk.count, limit - result.count)
+            if result.count == capacity { capacity = min(limit, capacity * 2) }
+            let start = result.count
+            let room = capacity - start
+            var failure: Errno?
+            var count = 0
+            result.reserveCapacity(capacity)
             let fd = rawValue
-            let count = try systemCount { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) } }
+            result.append(contentsOf: repeatElement(0, count: room))
+            while true {
+                count = result.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + start, room) }
+                if count >= 0 { break }
+                let error = Errno.current
+                if error != .interrupted {
+                    failure = error
+                    break
+                }
+            }
+            result.removeLast(room - max(count, 0))
+            if let failure { throw failure }
             if count == 0 { break }
-            result.append(contentsOf: chunk[0..<count])
         }
         return result
     }

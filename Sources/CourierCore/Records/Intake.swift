@@ -16,6 +16,15 @@ public struct IntakeReport: Sendable, Equatable {
 
 /// Turns every file a script dropped into `queued/` under any name into
 /// one `KEY@SUB.json` entry per subscriber, or flags it.
+///
+/// Accepted files are committed in groups: the extra copies for a record's
+/// second and later subscribers are written and fsynced under `tmp/`, the
+/// group's ledger lines are appended with one fsync, then everything is
+/// renamed into place and `queued/` is fsynced once. The dropped file itself
+/// becomes the first subscriber's entry by a rename: its bytes are the body,
+/// so it is never copied. A crash anywhere leaves the dropped file (or its
+/// entry) in place, and intake of it again finds identical entries: a
+/// duplicate, not a conflict.
 struct Intake {
     let spool: Spool
     let configuration: Configuration
@@ -23,39 +32,63 @@ struct Intake {
     let round: RoundID
     let now: Timestamp
 
+    /// Dropped files committed together: one ledger fsync and one directory
+    /// fsync per group.
+    static let groupSize = 256
+
+    /// An accepted record waiting for its group's commit.
+    private struct Accepted {
+        let name: FileName
+        let record: Record
+        let target: SpoolState
+        /// New entries; the first takes the dropped file by rename.
+        let entries: [EntryName]
+        let duplicates: [(EntryName, SpoolState)]
+    }
+
     func run() throws(SpoolError) -> IntakeReport {
         var report = IntakeReport()
         let stream: DirectoryStream
-        do { stream = try spool.directory(.queued).entries() } catch {
-            throw .operation("list", path: "queued/", error)
-        }
+        do { stream = try spool.directory(.queued).entries() } catch { throw .operation("list", path: "queued/", error) }
+        var group: [Accepted] = []
+        var planned: [EntryName: [UInt8]] = [:]
         while true {
             let name: FileName?
             do { name = try stream.next() } catch { throw .operation("list", path: "queued/", error) }
             guard let name else { break }
             if EntryName(fileName: name) != nil { continue }
-            try take(name, into: &report)
+            if let accepted = try take(name, planned: &planned, into: &report) {
+                group.append(accepted)
+                if group.count >= Self.groupSize {
+                    try commit(group, into: &report)
+                    group.removeAll(keepingCapacity: true)
+                    planned.removeAll(keepingCapacity: true)
+                }
+            }
         }
+        try commit(group, into: &report)
         return report
     }
 
-    private func take(_ name: FileName, into report: inout IntakeReport) throws(SpoolError) {
+    /// Validates one dropped file; flags it, leaves it, or returns its plan.
+    private func take(_ name: FileName, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport) throws(SpoolError)
+        -> Accepted?
+    {
         let queued = spool.directory(.queued)
         let status: FileStatus?
         do { status = try queued.status(of: name) } catch { throw .operation("look at", path: "queued/\(name)", error) }
-        guard let status else { return }
+        guard let status else { return nil }
         guard status.kind == .regular else {
             try flag(
-                name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read",
-                report: &report)
-            return
+                name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read", report: &report)
+            return nil
         }
         let bytes: [UInt8]
         switch readIntakeFile(name) {
-        case .vanished: return
+        case .vanished: return nil
         case .refused(let reason):
             try flag(name, reason: reason, report: &report)
-            return
+            return nil
         case .read(let content): bytes = content
         }
 
@@ -66,15 +99,15 @@ struct Intake {
         case .failure(let problem):
             if problem.mayBeIncomplete && now - status.modified < configuration.settle {
                 report.settling += 1
-                return
+                return nil
             }
             try flag(name, reason: problem.description, report: &report)
-            return
+            return nil
         }
 
         if let workout = record.routeFor, record.kind == RecordKind.route {
             try keepRoute(record, for: workout, from: name, report: &report)
-            return
+            return nil
         }
 
         let subscribers: [Subscriber]
@@ -82,52 +115,90 @@ struct Intake {
         case .chosen(let chosen): subscribers = chosen
         case .refused(let reason):
             try flag(name, reason: reason, report: &report)
-            return
+            return nil
         }
 
-        // Plan first, write after: a conflict on any subscriber leaves the
-        // whole file untouched for a person to look at.
-        var toWrite: [EntryName] = []
-        var alreadyThere: [(EntryName, SpoolState)] = []
+        // Plan first: a conflict on any subscriber leaves the whole file
+        // untouched for a person to look at.
+        var entries: [EntryName] = []
+        var duplicates: [(EntryName, SpoolState)] = []
         for subscriber in subscribers {
             let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
-            guard let state = try spool.locate(entry.fileName) else {
-                toWrite.append(entry)
+            var existing: (bytes: [UInt8], place: String, state: SpoolState?)?
+            if let earlier = planned[entry] {
+                existing = (earlier, "an earlier file of this round", nil)
+            } else if let state = try spool.locate(entry.fileName) {
+                let stored = try spool.read(entry.fileName, in: state, limit: configuration.maxRecordSize + 1)
+                existing = (stored, "\(state.rawValue)/\(entry)", state)
+            }
+            guard let existing else {
+                entries.append(entry)
                 continue
             }
-            let existing = try spool.read(entry.fileName, in: state, limit: configuration.maxRecordSize + 1)
             // A route merged into a workout changes its bytes; the same
             // workout dropped again is still a repeat, not a conflict.
-            guard existing == bytes || record.awaitRoute else {
+            guard existing.bytes == bytes || record.awaitRoute else {
                 try flag(
                     name,
-                    reason: "id \(record.id) is already used by \(state.rawValue)/\(entry) with a different body; "
+                    reason: "id \(record.id) is already used by \(existing.place) with a different body; "
                         + "give the record a new id, or use `courier copy` for a deliberate duplicate",
                     report: &report)
-                return
+                return nil
             }
-            alreadyThere.append((entry, state))
+            duplicates.append((entry, existing.state ?? .queued))
         }
+        for entry in entries { planned[entry] = bytes }
+        return Accepted(
+            name: name, record: record, target: record.awaitRoute ? .awaitingRoute : .queued, entries: entries,
+            duplicates: duplicates)
+    }
 
-        let target: SpoolState = record.awaitRoute ? .awaitingRoute : .queued
-        for entry in toWrite {
-            try spool.deliverNewFile(bytes, named: entry.fileName, into: target)
+    /// Makes a group of accepted files durable entries (see the type's comment).
+    private func commit(_ group: [Accepted], into report: inout IntakeReport) throws(SpoolError) {
+        guard !group.isEmpty else { return }
+        let queued = spool.directory(.queued)
+        var staged: [(temporary: FileName, entry: EntryName, target: SpoolState)] = []
+        for accepted in group {
+            for entry in accepted.entries.dropFirst() {
+                staged.append((try spool.stageFile(accepted.record.bytes, for: entry.fileName), entry, accepted.target))
+            }
         }
-        let origin = "from \(Self.printable(name))"
-        var lines = toWrite.map { entry in
-            LedgerLine(
-                time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
-                event: record.awaitRoute ? .awaitingRoute : .accepted, detail: "kind=\(record.kind) \(origin)")
-        }
-        lines += alreadyThere.map { entry, state in
-            LedgerLine(
-                time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
-                event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
+        var lines: [LedgerLine] = []
+        for accepted in group {
+            let origin = "from \(Self.printable(accepted.name))"
+            lines += accepted.entries.map { entry in
+                LedgerLine(
+                    time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                    event: accepted.record.awaitRoute ? .awaitingRoute : .accepted,
+                    detail: "kind=\(accepted.record.kind) \(origin)")
+            }
+            lines += accepted.duplicates.map { entry, state in
+                LedgerLine(
+                    time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                    event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
+            }
         }
         try ledger.append(lines)
-        do { try queued.remove(name) } catch { throw .operation("remove", path: "queued/\(name)", error) }
-        report.accepted += toWrite.count
-        report.duplicates += alreadyThere.count
+        for (temporary, entry, target) in staged {
+            do { try spool.tmp.rename(temporary, to: spool.directory(target), as: entry.fileName) } catch {
+                throw .rename(from: "tmp/\(temporary)", to: "\(target.rawValue)/\(entry.fileName)", error)
+            }
+        }
+        for accepted in group {
+            if let first = accepted.entries.first {
+                // An entry's modification time is its intake time: route-wait
+                // and prune count from it, not from when a script wrote it.
+                do { try queued.setModified(accepted.name, to: now) } catch {
+                    throw .operation("touch", path: "queued/\(accepted.name)", error)
+                }
+                try spool.move(accepted.name, from: .queued, to: accepted.target, as: first.fileName)
+            } else {
+                do { try queued.remove(accepted.name) } catch { throw .operation("remove", path: "queued/\(accepted.name)", error) }
+            }
+            report.accepted += accepted.entries.count
+            report.duplicates += accepted.duplicates.count
+        }
+        try spool.sync(group.contains { $0.target == .awaitingRoute } ? [.queued, .awaitingRoute] : [.queued])
     }
 
     /// A route record is never sent on its own: it waits in awaitingRoute/

@@ -56,43 +56,43 @@ public struct Record: Sendable {
     public static func parse(_ bytes: [UInt8], maximumSize: Int) -> Result<Record, RecordProblem> {
         guard bytes.count <= maximumSize else { return .failure(.tooLarge(size: bytes.count, limit: maximumSize)) }
         guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
-        } catch {
-            return .failure(.notJSON(Self.shortReason(error)))
+        guard JSONValidator.isValid(bytes) else { return .failure(.notJSON(Self.whyNotJSON(bytes))) }
+        guard let top = JSONSplice.object(at: Self.firstNonSpace(bytes), in: bytes) else { return .failure(.notAnObject) }
+        // The last of a duplicated name wins, as in most parsers.
+        func field(_ name: String) -> [UInt8]? {
+            let wanted = Array(name.utf8)
+            return top.members.last { $0.name == wanted }.map { Array(bytes[$0.value]) }
         }
-        guard let fields = object as? [String: Any] else { return .failure(.notAnObject) }
+        func string(_ value: [UInt8]) -> String? { JSONValidator.decodeString(value) }
 
-        guard let rawID = fields["id"] else { return .failure(.missingField("id")) }
-        guard let idText = rawID as? String, !(rawID is NSNumber) else {
-            return .failure(.badField("id", "must be a string"))
-        }
+        guard let rawID = field("id") else { return .failure(.missingField("id")) }
+        guard let idText = string(rawID) else { return .failure(.badField("id", "must be a string")) }
         if let problem = RecordID.problem(with: idText) { return .failure(.badField("id", problem)) }
         guard let id = RecordID(idText) else { return .failure(.badField("id", "is not an id")) }
 
-        guard let rawKind = fields["kind"] else { return .failure(.missingField("kind")) }
-        guard let kind = rawKind as? String, RecordKind.isValid(kind) else {
+        guard let rawKind = field("kind") else { return .failure(.missingField("kind")) }
+        guard let kind = string(rawKind), RecordKind.isValid(kind) else {
             return .failure(.badField("kind", "must be a word of 1–64 [A-Za-z0-9_-]"))
         }
 
         var time: Timestamp?
-        if let rawTime = fields["time"] {
-            guard let text = rawTime as? String, let parsed = Timestamp(rfc3339: text) else {
+        if let rawTime = field("time") {
+            guard let text = string(rawTime), let parsed = Timestamp(rfc3339: text) else {
                 return .failure(.badField("time", "must be an RFC 3339 time such as 2026-11-30T07:00:00Z"))
             }
             time = parsed
         }
 
         var subscribers: [SubscriberName]?
-        if let rawSubscribers = fields["subscribers"] {
-            guard let names = rawSubscribers as? [Any], !names.isEmpty else {
+        if let rawSubscribers = field("subscribers") {
+            let names = JSONSplice.arrayElements(rawSubscribers)
+            guard rawSubscribers.first == UInt8(ascii: "["), !names.isEmpty else {
                 return .failure(.badField("subscribers", "must be a non-empty list of names"))
             }
             var parsed: [SubscriberName] = []
             for name in names {
-                guard let text = name as? String, let subscriber = SubscriberName(text) else {
-                    return .failure(.badField("subscribers", "\(name) is not a subscriber name"))
+                guard let text = string(name), let subscriber = SubscriberName(text) else {
+                    return .failure(.badField("subscribers", "\(String(decoding: name.prefix(80), as: UTF8.self)) is not a subscriber name"))
                 }
                 if !parsed.contains(subscriber) { parsed.append(subscriber) }
             }
@@ -100,16 +100,17 @@ public struct Record: Sendable {
         }
 
         var awaitRoute = false
-        if let rawAwait = fields["awaitRoute"] {
-            guard let flag = Self.boolean(rawAwait) else {
-                return .failure(.badField("awaitRoute", "must be true or false"))
+        if let rawAwait = field("awaitRoute") {
+            switch rawAwait {
+            case Array("true".utf8): awaitRoute = true
+            case Array("false".utf8): awaitRoute = false
+            default: return .failure(.badField("awaitRoute", "must be true or false"))
             }
-            awaitRoute = flag
         }
 
         var routeFor: RecordID?
-        if let rawFor = fields["for"] {
-            guard let text = rawFor as? String, let target = RecordID(text) else {
+        if let rawFor = field("for") {
+            guard let text = string(rawFor), let target = RecordID(text) else {
                 return .failure(.badField("for", "must be the id of a workout"))
             }
             routeFor = target
@@ -122,12 +123,18 @@ public struct Record: Sendable {
                 bytes: bytes))
     }
 
-    /// JSON `true`/`false` only; Foundation would also let 1 and 0 pass.
-    private static func boolean(_ value: Any) -> Bool? {
-        guard let number = value as? NSNumber else { return nil }
-        let type = String(cString: number.objCType)
-        guard type == "c" || type == "B" else { return nil }
-        return number.boolValue
+    private static func firstNonSpace(_ bytes: [UInt8]) -> Int {
+        bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? bytes.count
+    }
+
+    /// Foundation's words for what is wrong, on the slow path only.
+    private static func whyNotJSON(_ bytes: [UInt8]) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+            return "not a single JSON value"
+        } catch {
+            return shortReason(error)
+        }
     }
 
     private static func shortReason(_ error: any Error) -> String {

@@ -11,7 +11,8 @@ final class DeliveryPass {
     private let ledger: Ledger
     private let round: RoundID
     private let mode: RoundMode
-    private let client: HTTPClient
+    /// Made on first use: an empty round never initialises curl and TLS.
+    private var lazyClient: HTTPClient?
     private var summary: RoundSummary
 
     private let feed: DirectoryStream
@@ -28,6 +29,15 @@ final class DeliveryPass {
     /// Entries read ahead of free slots; bounded so that a million queued
     /// items never sit in memory at once.
     private static let readAhead = 4096
+    /// Group commit: finished items wait in sending/ (their slots already
+    /// reused) until this many are ready or the oldest has waited this
+    /// long; then one ledger fsync and one fsync per folder covers them all.
+    private static let commitBatch = 256
+    private static let commitDelay: Duration = .milliseconds(10)
+
+    private var pendingLines: [LedgerLine] = []
+    private var pendingMoves: [(EntryName, SpoolState)] = []
+    private var pendingSince: MonotonicInstant?
 
     private struct Item {
         let entry: EntryName
@@ -52,17 +62,23 @@ final class DeliveryPass {
         self.round = round
         self.mode = mode
         self.summary = summary
-        let timeout = mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout
-        do {
-            client = try HTTPClient(timeout: timeout, deviceID: configuration.deviceID, session: round.value)
-        } catch {
-            throw .curl(error)
-        }
         do { feed = try spool.directory(.queued).entries() } catch {
             throw .spool(.operation("list", path: "queued/", error))
         }
         for subscriber in configuration.subscribers where subscriber.mode == .batch {
             batchSizes[subscriber.name] = subscriber.batch.size
+        }
+    }
+
+    private func client() throws(RoundError) -> HTTPClient {
+        if let lazyClient { return lazyClient }
+        let timeout = mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout
+        do {
+            let made = try HTTPClient(timeout: timeout, deviceID: configuration.deviceID, session: round.value)
+            lazyClient = made
+            return made
+        } catch {
+            throw .curl(error)
         }
     }
 
@@ -73,10 +89,18 @@ final class DeliveryPass {
             let now = MonotonicInstant.now()
             var wait: Duration = .seconds(1)
             if let soonest = waiting.map(\.due).min() { wait = min(wait, max(.zero, soonest - now)) }
+            if let since = pendingSince { wait = min(wait, max(.zero, since + Self.commitDelay - now)) }
             let finished: [(tag: Int, response: DeliveryResponse)]
+            let client = try client()
             do { finished = try client.collect(wait: wait) } catch { throw .curl(error) }
             try settle(finished)
+            if let since = pendingSince,
+                pendingLines.count >= Self.commitBatch || MonotonicInstant.now() - since >= Self.commitDelay || inFlight.isEmpty
+            {
+                try commit()
+            }
         }
+        try commit()
         for (name, size) in batchSizes { summary.batches[name.value, default: BatchTally()].finalSize = size }
         return summary
     }
@@ -208,6 +232,7 @@ final class DeliveryPass {
                 key: wire.key, body: compressed, subscriber: subscriber, url: wire.url,
                 extraHeaders: wire.extraHeaders + ["Content-Encoding: gzip"], answerCapture: wire.answerCapture)
         }
+        let client = try client()
         do {
             try client.start(wire, tag: nextTag, now: .now())
         } catch {
@@ -247,8 +272,24 @@ final class DeliveryPass {
 
     // MARK: finishing
 
-    /// One wave of completions: every ledger line written and synced once,
-    /// then every move, then each touched folder synced once.
+    /// Writes and fsyncs the pending ledger lines, then makes the pending
+    /// moves, then fsyncs each touched folder once.
+    private func commit() throws(RoundError) {
+        guard !pendingLines.isEmpty || !pendingMoves.isEmpty else { return }
+        do {
+            try ledger.append(pendingLines)
+            for (entry, state) in pendingMoves { try spool.move(entry.fileName, from: .sending, to: state) }
+            try spool.sync(pendingMoves.map(\.1) + [.sending])
+        } catch {
+            throw .spool(error)
+        }
+        pendingLines.removeAll(keepingCapacity: true)
+        pendingMoves.removeAll(keepingCapacity: true)
+        pendingSince = nil
+    }
+
+    /// Decides each finished request's items and queues their ledger lines
+    /// and moves for the next commit; frees their slots at once.
     private func settle(_ finished: [(tag: Int, response: DeliveryResponse)]) throws(RoundError) {
         guard !finished.isEmpty else { return }
         let now = Timestamp.now()
@@ -321,13 +362,9 @@ final class DeliveryPass {
                         attempt: request.attempt + 1, due: MonotonicInstant.now() + retryDelay))
             }
         }
-        do {
-            try ledger.append(lines)
-            for (entry, state) in moves { try spool.move(entry.fileName, from: .sending, to: state) }
-            try spool.sync(moves.map(\.1) + [.sending])
-        } catch {
-            throw .spool(error)
-        }
+        pendingLines += lines
+        pendingMoves += moves
+        if pendingSince == nil { pendingSince = MonotonicInstant.now() }
     }
 
     /// Each item's fate in a batch: the HTTP answer decides for all when it

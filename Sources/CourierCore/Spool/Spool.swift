@@ -112,9 +112,22 @@ public final class Spool {
     }
 
     public func deliverNewFile(
-        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String,
-        syncDirectory: Bool = true
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String, syncDirectory: Bool = true
     ) throws(SpoolError) {
+        let staged = try stageFile(bytes, for: name)
+        do {
+            try tmp.rename(staged, to: directory, as: name)
+        } catch {
+            try? tmp.remove(staged)
+            throw .rename(from: "tmp/\(staged)", to: "\(label)/\(name)", error)
+        }
+        guard syncDirectory else { return }
+        do { try directory.sync() } catch { throw .operation("sync", path: label + "/", error) }
+    }
+
+    /// The first half of the maildir way: the bytes written under `tmp/` and
+    /// fsynced, under a unique name that is returned for the rename.
+    public func stageFile(_ bytes: [UInt8], for name: FileName) throws(SpoolError) -> FileName {
         let staged = uniqueTemporaryName(for: name)
         do {
             let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o640)
@@ -124,14 +137,7 @@ public final class Spool {
             try? tmp.remove(staged)
             throw .operation("write", path: "tmp/\(staged)", error)
         }
-        do {
-            try tmp.rename(staged, to: directory, as: name)
-        } catch {
-            try? tmp.remove(staged)
-            throw .rename(from: "tmp/\(staged)", to: "\(label)/\(name)", error)
-        }
-        guard syncDirectory else { return }
-        do { try directory.sync() } catch { throw .operation("sync", path: label + "/", error) }
+        return staged
     }
 
     /// `TIME.PID_N.NAME`, unique per process and call, as maildir names are.
