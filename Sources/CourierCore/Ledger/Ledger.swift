@@ -5,10 +5,12 @@ public final class Ledger {
     private let directory: DirectoryHandle
     private var openDay: (day: String, file: FileDescriptor)?
     private let log: EventLog
+    private let faults: FaultPlan?
 
-    public init(directory: DirectoryHandle, log: EventLog = .silent) {
+    public init(directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil) {
         self.directory = directory
         self.log = log
+        self.faults = faults
     }
 
     /// Appends each line with one write(2) to an O_APPEND file, so
@@ -21,6 +23,7 @@ public final class Ledger {
             let day = line.time.utcDay
             let file = try dayFile(day)
             do {
+                try faults?.check(.write)
                 try file.write(Array(line.formatted.utf8))
             } catch {
                 throw .operation("append to", path: "ledger/\(day).tsv", error)
@@ -28,7 +31,12 @@ public final class Ledger {
             touched[day] = file
         }
         for (day, file) in touched {
-            do { try file.sync() } catch { throw .operation("sync", path: "ledger/\(day).tsv", error) }
+            do {
+                try faults?.check(.sync)
+                try file.sync()
+            } catch {
+                throw .operation("sync", path: "ledger/\(day).tsv", error)
+            }
         }
         for line in lines { log.record(line) }
     }

@@ -158,6 +158,10 @@ struct Intake {
         guard !group.isEmpty else { return }
         let queued = spool.directory(.queued)
         var staged: [(temporary: FileName, entry: EntryName, target: SpoolState)] = []
+        // Whatever was staged and not renamed when this fails goes: a
+        // failed group leaves no orphans in tmp/.
+        var renamed = 0
+        defer { for (temporary, _, _) in staged.dropFirst(renamed) { try? spool.tmp.remove(temporary) } }
         for accepted in group {
             for entry in accepted.entries.dropFirst() {
                 staged.append((try spool.stageFile(accepted.record.bytes, for: entry.fileName), entry, accepted.target))
@@ -180,9 +184,13 @@ struct Intake {
         }
         try ledger.append(lines)
         for (temporary, entry, target) in staged {
-            do { try spool.tmp.rename(temporary, to: spool.directory(target), as: entry.fileName) } catch {
+            do {
+                try spool.faults?.check(.rename)
+                try spool.tmp.rename(temporary, to: spool.directory(target), as: entry.fileName)
+            } catch {
                 throw .rename(from: "tmp/\(temporary)", to: "\(target.rawValue)/\(entry.fileName)", error)
             }
+            renamed += 1
         }
         for accepted in group {
             if let first = accepted.entries.first {

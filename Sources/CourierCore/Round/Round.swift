@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// One round: recover → intake → deliver → summarise. Every step is safe
 /// to repeat, so a round killed at any instant is finished by the next.
@@ -31,7 +32,7 @@ public struct Round {
         let started = Timestamp.now()
         let clock = MonotonicInstant.now()
         let round = RoundID.make(at: started)
-        let ledger = Ledger(directory: spool.ledgerDirectory, log: log)
+        let ledger = Ledger(directory: spool.ledgerDirectory, log: log, faults: spool.faults)
         log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
@@ -85,7 +86,38 @@ struct Recovery {
     let ledger: Ledger
     let round: RoundID
 
+    /// Files courier itself staged in tmp/ (`TIME.PID_N.NAME`) whose process
+    /// is gone: a writer killed between write and rename. Their content is
+    /// still in the file that was being taken in, so they are removed now
+    /// rather than after prune's 36 hours. Scripts' own tmp/ files, named
+    /// any other way, are left to prune.
+    private func removeDeadWritersLeftovers() throws(SpoolError) {
+        let names: [FileName]
+        do { names = try spool.tmp.sortedNames() } catch { throw .operation("list", path: "tmp/", error) }
+        for name in names {
+            guard let pid = Self.writer(of: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            do { try spool.tmp.remove(name) } catch { throw .operation("remove", path: "tmp/\(name)", error) }
+        }
+    }
+
+    /// The PID in a courier tmp/ name: `20261130T070000Z.1234_5.rest`.
+    static func writer(of name: FileName) -> pid_t? {
+        let bytes = name.bytes
+        guard bytes.count > 18, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "."),
+            bytes[0..<8].allSatisfy({ (0x30...0x39).contains($0) }), bytes[9..<15].allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
+        var index = 17
+        var pid: Int32 = 0
+        while index < bytes.count, (0x30...0x39).contains(bytes[index]), pid < 100_000_000 {
+            pid = pid * 10 + Int32(bytes[index] - 0x30)
+            index += 1
+        }
+        guard index > 17, index < bytes.count, bytes[index] == UInt8(ascii: "_"), pid > 0 else { return nil }
+        return pid
+    }
+
     func run() throws(SpoolError) -> Int {
+        try removeDeadWritersLeftovers()
         let names: [FileName]
         do { names = try spool.directory(.sending).sortedNames() } catch {
             throw .operation("list", path: "sending/", error)

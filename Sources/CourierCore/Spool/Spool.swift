@@ -11,6 +11,8 @@ public final class Spool {
     public let control: DirectoryHandle
     private let states: [SpoolState: DirectoryHandle]
     private var uniqueCounter = 0
+    /// Tests' fault injection; nil in production.
+    public var faults: FaultPlan?
 
     static let tmpName = "tmp"
     static let ledgerName = "ledger"
@@ -91,6 +93,7 @@ public final class Spool {
     {
         let target = newName ?? name
         do {
+            try faults?.check(.rename)
             try directory(from).rename(name, to: directory(to), as: target)
         } catch {
             throw .rename(from: "\(from.rawValue)/\(name)", to: "\(to.rawValue)/\(target)", error)
@@ -100,7 +103,12 @@ public final class Spool {
     /// fsync of state folders after renames (maildir's last step).
     public func sync(_ states: some Sequence<SpoolState>) throws(SpoolError) {
         for state in Set(states) {
-            do { try directory(state).sync() } catch { throw .operation("sync", path: state.rawValue + "/", error) }
+            do {
+                try faults?.check(.sync)
+                try directory(state).sync()
+            } catch {
+                throw .operation("sync", path: state.rawValue + "/", error)
+            }
         }
     }
 
@@ -116,13 +124,19 @@ public final class Spool {
     ) throws(SpoolError) {
         let staged = try stageFile(bytes, for: name)
         do {
+            try faults?.check(.rename)
             try tmp.rename(staged, to: directory, as: name)
         } catch {
             try? tmp.remove(staged)
             throw .rename(from: "tmp/\(staged)", to: "\(label)/\(name)", error)
         }
         guard syncDirectory else { return }
-        do { try directory.sync() } catch { throw .operation("sync", path: label + "/", error) }
+        do {
+            try faults?.check(.sync)
+            try directory.sync()
+        } catch {
+            throw .operation("sync", path: label + "/", error)
+        }
     }
 
     /// The first half of the maildir way: the bytes written under `tmp/` and
@@ -131,7 +145,9 @@ public final class Spool {
         let staged = uniqueTemporaryName(for: name)
         do {
             let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o640)
+            try faults?.check(.write)
             try file.write(bytes)
+            try faults?.check(.sync)
             try file.sync()
         } catch {
             try? tmp.remove(staged)

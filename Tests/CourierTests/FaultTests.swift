@@ -1,0 +1,75 @@
+import CourierCore
+import Foundation
+import Testing
+
+/// Faults at the syscall seam: every rename, write and fsync of a round
+/// fails in turn (ENOSPC, EIO, EXDEV); after a clean round the spool is
+/// legal and every record is delivered.
+@Suite struct FaultTests {
+    static let records = 6
+
+    static func spool(server: LoopbackServer) throws -> TemporarySpool {
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url), TemporarySpool.subscriber("beta", url: server.url, kinds: ["sleep"]),
+        ])
+        for index in 0..<records { try spool.dropRecord(id: "f-\(index)", kind: index % 2 == 0 ? "sleep" : "note") }
+        try spool.drop("{not json", as: "broken.json")
+        try spool.spool.deliverNewFile(Array(#"{"id":"r-1","kind":"sleep"}"#.utf8), named: FileName("r-1@alpha.json"), into: .sending)
+        return spool
+    }
+
+    /// The promises, checked after the storm.
+    static func expectLegal(_ spool: TemporarySpool, _ label: String) throws {
+        let placements = try spool.placements()
+        #expect(placements.values.allSatisfy { $0.count == 1 }, "\(label): an item in two states: \(placements)")
+        let sent = try spool.names(in: .sent)
+        // Even ids go to both (sleep), odd ones to alpha only; r-1 was in flight.
+        let expected = (0..<records).flatMap { $0 % 2 == 0 ? ["f-\($0)@alpha.json", "f-\($0)@beta.json"] : ["f-\($0)@alpha.json"] }
+            + ["r-1@alpha.json"]
+        #expect(Set(sent) == Set(expected), "\(label): sent \(sent)")
+        #expect(try spool.names(in: .sending).isEmpty, "\(label)")
+        #expect(try spool.names(in: .queued).isEmpty, "\(label)")
+        #expect(try spool.names(in: .needsAttention).count == 1, "\(label): the broken file, once")
+        #expect(try spool.spool.tmp.sortedNames().isEmpty, "\(label): orphans in tmp/")
+    }
+
+    @Test func everyFailingRenameWriteAndSyncLeavesALegalSpool() throws {
+        let server = try LoopbackServer(status: 201)
+        // A first run that only counts what a round does.
+        let counting = try Self.spool(server: server)
+        let counter = FaultPlan()
+        counting.spool.faults = counter
+        try counting.runRound()
+        try Self.expectLegal(counting, "no fault")
+        let counts = counter.counts
+        #expect((counts[.rename] ?? 0) >= 10 && (counts[.write] ?? 0) >= 10 && (counts[.sync] ?? 0) >= 5, "\(counts)")
+
+        var failedRounds = 0
+        for operation in FaultPlan.Operation.allCases {
+            let errors: [Errno] = operation == .rename ? [.noSpace, Errno(EIO), .crossDevice] : [.noSpace, Errno(EIO)]
+            for error in errors {
+                for occurrence in 1...(counts[operation] ?? 0) {
+                    let label = "\(operation) #\(occurrence) fails with \(error)"
+                    let spool = try Self.spool(server: server)
+                    spool.spool.faults = FaultPlan(failing: operation, at: occurrence, with: error)
+                    do {
+                        try spool.runRound()
+                    } catch {
+                        failedRounds += 1
+                        #expect("\(error)".contains("unable to"), "\(label): \(error)")
+                    }
+                    // The fault has passed (the disk has room again): rounds finish the work.
+                    spool.spool.faults = nil
+                    try spool.runRound()
+                    try Self.expectLegal(spool, label)
+                }
+            }
+        }
+        #expect(failedRounds > 0)
+    }
+
+    @Test func crossDeviceRenamesSayWhatIsWrong() {
+        let error = SpoolError.rename(from: "queued/a", to: "sent/a", .crossDevice)
+        #expect(error.description.contains("on different file systems"))
+    }
+}
