@@ -30,12 +30,13 @@ enum IniReader {
     }
 
     static func sectionHeaders(_ bytes: [UInt8]) -> [SectionHeader] {
-        let text = String(decoding: bytes, as: UTF8.self)
         var headers: [SectionHeader] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = String(line).trimmingSpaces
-            guard trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") else { continue }
-            let name = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close]).trimmingSpaces
+        for (index, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            // As libinih reads it: leading blanks, `[`, the name up to `]`.
+            guard let open = line.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[open] == UInt8(ascii: "["),
+                let close = line[open...].firstIndex(of: UInt8(ascii: "]"))
+            else { continue }
+            let name = String(decoding: line[(open + 1)..<close], as: UTF8.self).trimmingSpaces
             headers.append(SectionHeader(name: name, line: index + 1))
         }
         return headers

@@ -6,7 +6,12 @@ public struct Timestamp: Comparable, Hashable, Sendable {
 
     public init(nanosecondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = nanosecondsSinceEpoch }
 
-    public init(secondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = secondsSinceEpoch * 1_000_000_000 }
+    /// Clamped to what nanoseconds in an Int64 can hold (years 1677–2262):
+    /// a hostile timestamp must not trap.
+    public init(secondsSinceEpoch: Int64) {
+        let (product, overflow) = secondsSinceEpoch.multipliedReportingOverflow(by: 1_000_000_000)
+        self.nanosecondsSinceEpoch = overflow ? (secondsSinceEpoch < 0 ? .min : .max) : product
+    }
 
     public static func now() -> Timestamp {
         var now = Glibc.timespec()

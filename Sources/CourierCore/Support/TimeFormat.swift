@@ -85,7 +85,8 @@ extension Timestamp {
     }
 
     static func dayStart(year: Int, month: Int, day: Int) -> Timestamp? {
-        guard (1...12).contains(month), (1...31).contains(day), year >= 1970 else { return nil }
+        // Nanoseconds since 1970 in an Int64 reach into 2262.
+        guard (1...12).contains(month), (1...31).contains(day), (1970...2261).contains(year) else { return nil }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)

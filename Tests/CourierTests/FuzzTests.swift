@@ -1,0 +1,129 @@
+@testable import CourierCore
+import Foundation
+import Testing
+
+/// A seeded generator of hostile input, 100,000 cases per parser: every
+/// case must end in a value or a named refusal, never a crash, and the
+/// answers must agree with an independent check where there is one.
+@Suite struct FuzzTests {
+    /// xorshift64*: the same seed gives the same cases on every machine.
+    struct Generator {
+        var state: UInt64
+
+        mutating func next() -> UInt64 {
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            return state &* 2_685_821_657_736_338_717
+        }
+
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    }
+
+    static let seeds: [[UInt8]] = [
+        #"{"id":"w-1","kind":"workout","time":"2026-11-30T07:00:00Z","awaitRoute":true,"data":{"km":8.2,"pts":[[1,2],[3,4]]}}"#,
+        #"{"id":"r-1","kind":"route","for":"w-1","data":{"points":[]}}"#,
+        #"{"id":"s","kind":"sleep","subscribers":["alpha","beta"],"data":"\u00e9\n\"x\""}"#,
+        #"[1,2,{"a":null,"b":true,"c":-1.5e+10}]"#,
+    ].map { Array($0.utf8) }
+
+    static let alphabet: [UInt8] = Array(#"{}[]":,\ntfrue-0123456789.eE+ abcu"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
+
+    /// One mutation of a seed: flip, insert, delete, splice or truncate.
+    static func mutate(_ input: [UInt8], _ random: inout Generator) -> [UInt8] {
+        var bytes = input
+        for _ in 0...random.below(4) {
+            guard !bytes.isEmpty else { break }
+            let at = random.below(bytes.count)
+            switch random.below(6) {
+            case 0: bytes[at] = random.pick(alphabet)
+            case 1: bytes.insert(random.pick(alphabet), at: at)
+            case 2: bytes.remove(at: at)
+            case 3: bytes = Array(bytes.prefix(at))
+            case 4:
+                let other = random.pick(seeds)
+                let from = random.below(other.count)
+                bytes.insert(contentsOf: other[from..<min(other.count, from + random.below(20) + 1)], at: at)
+            default: bytes[at] ^= UInt8(truncatingIfNeeded: random.next())
+            }
+        }
+        return bytes
+    }
+
+    @Test func theRecordParserAgreesWithFoundationOnHostileInput() {
+        var random = Generator(state: 0x5EED_C0FF_EE00_0001)
+        var accepted = 0
+        var disagreements: [String] = []
+        for index in 0..<100_000 {
+            let input = index < Self.seeds.count ? Self.seeds[index] : Self.mutate(random.pick(Self.seeds), &random)
+            let valid = JSONValidator.isValid(input)
+            // Foundation is the independent opinion: whatever courier takes
+            // as JSON, it takes too. (It is laxer — trailing commas pass —
+            // so the other direction is not asked.)
+            // (UTF-8 is checked apart, before: only valid text is compared;
+            // Foundation also refuses numbers beyond a Double, which JSON's
+            // grammar allows and courier passes through as bytes.)
+            if valid, let text = String(validating: input, as: UTF8.self),
+                text.range(of: #"[eE][+-]?[0-9]{3,}"#, options: .regularExpression) == nil,
+                (try? JSONSerialization.jsonObject(with: Data(input), options: [.fragmentsAllowed])) == nil,
+                disagreements.count < 5
+            {
+                disagreements.append(String(decoding: input, as: UTF8.self))
+            }
+            switch Record.parse(input, maximumSize: 1 << 20) {
+            case .success(let record):
+                accepted += 1
+                #expect(valid)
+                #expect(RecordID(record.id.value) != nil)
+            case .failure(let problem):
+                #expect(!problem.description.isEmpty)
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements)")
+        #expect(accepted > 100, "the generator hardly reached valid records: \(accepted)")
+    }
+
+    @Test func entryNamesRoundTripOrAreRefused() {
+        var random = Generator(state: 0xE47_0001)
+        let keys = ["w-1", "a.b", ":x", ".hidden", "", "#2", "x#2", "x#0", "x#02", "x#", "a/b", "..", "é", "a b", "a@b"]
+        let subscribers = ["alpha", "b-2", "", "a.b", "a:b", "x/y", "é", String(repeating: "s", count: 65)]
+        let endings = [".json", "", ".json.json", ".JSON", ".jso"]
+        var parsed = 0
+        for _ in 0..<100_000 {
+            var text = random.pick(keys) + (random.below(8) == 0 ? "" : "@") + random.pick(subscribers) + random.pick(endings)
+            if random.below(10) == 0 { text = String(decoding: Self.mutate(Array(text.utf8), &random), as: UTF8.self) }
+            guard let entry = EntryName(text) else { continue }
+            parsed += 1
+            // What parses names a file in one directory and parses back the same.
+            #expect(entry.fileName.description == text)
+            #expect(!text.contains("/") && !text.hasPrefix("."))
+            #expect(EntryName(entry.fileName.description) == entry)
+        }
+        #expect(parsed > 1000)
+    }
+
+    @Test func theConfigParserNamesALineOrAccepts() {
+        var random = Generator(state: 0xC0F1_6000)
+        let seed = Array(ConfigTests.full.utf8)
+        let lineCount = ConfigTests.full.split(separator: "\n", omittingEmptySubsequences: false).count
+        var refused = 0
+        for _ in 0..<100_000 {
+            let input = Self.mutate(seed, &random)
+            do {
+                _ = try Configuration.parse(input, file: "fuzz.conf")
+            } catch {
+                refused += 1
+                switch error {
+                case .syntax(_, let line, _), .invalid(_, let line, _, _, _):
+                    #expect(line >= 0 && line <= lineCount + 2, "\(error)")
+                default:
+                    break
+                }
+                #expect(error.description.hasPrefix("fuzz.conf"), "\(error)")
+            }
+        }
+        #expect(refused > 1000)
+    }
+}
