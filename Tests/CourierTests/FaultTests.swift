@@ -10,11 +10,13 @@ import Testing
 
     static func spool(server: LoopbackServer) throws -> TemporarySpool {
         let spool = try TemporarySpool(subscribers: [
-            TemporarySpool.subscriber("alpha", url: server.url), TemporarySpool.subscriber("beta", url: server.url, kinds: ["sleep"]),
+            TemporarySpool.subscriber("alpha", url: server.url),
+            TemporarySpool.subscriber("beta", url: server.url, kinds: ["sleep"]),
         ])
         for index in 0..<records { try spool.dropRecord(id: "f-\(index)", kind: index % 2 == 0 ? "sleep" : "note") }
         try spool.drop("{not json", as: "broken.json")
-        try spool.spool.deliverNewFile(Array(#"{"id":"r-1","kind":"sleep"}"#.utf8), named: FileName("r-1@alpha.json"), into: .sending)
+        try spool.spool.deliverNewFile(
+            Array(#"{"id":"r-1","kind":"sleep"}"#.utf8), named: FileName("r-1@alpha.json"), into: .sending)
         return spool
     }
 
@@ -24,7 +26,10 @@ import Testing
         #expect(placements.values.allSatisfy { $0.count == 1 }, "\(label): an item in two states: \(placements)")
         let sent = try spool.names(in: .sent)
         // Even ids go to both (sleep), odd ones to alpha only; r-1 was in flight.
-        let expected = (0..<records).flatMap { $0 % 2 == 0 ? ["f-\($0)@alpha.json", "f-\($0)@beta.json"] : ["f-\($0)@alpha.json"] }
+        let expected =
+            (0..<records).flatMap {
+                $0 % 2 == 0 ? ["f-\($0)@alpha.json", "f-\($0)@beta.json"] : ["f-\($0)@alpha.json"]
+            }
             + ["r-1@alpha.json"]
         #expect(Set(sent) == Set(expected), "\(label): sent \(sent)")
         #expect(try spool.names(in: .sending).isEmpty, "\(label)")

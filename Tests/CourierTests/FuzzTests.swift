@@ -1,6 +1,7 @@
-@testable import CourierCore
 import Foundation
 import Testing
+
+@testable import CourierCore
 
 /// A seeded generator of hostile input, 100,000 cases per parser: every
 /// case must end in a value or a named refusal, never a crash, and the
@@ -29,7 +30,8 @@ import Testing
         #"[1,2,{"a":null,"b":true,"c":-1.5e+10}]"#,
     ].map { Array($0.utf8) }
 
-    static let alphabet: [UInt8] = Array(#"{}[]":,\ntfrue-0123456789.eE+ abcu"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
+    static let alphabet: [UInt8] =
+        Array(#"{}[]":,\ntfrue-0123456789.eE+ abcu"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
 
     /// One mutation of a seed: flip, insert, delete, splice or truncate.
     static func mutate(_ input: [UInt8], _ random: inout Generator) -> [UInt8] {
@@ -87,12 +89,15 @@ import Testing
 
     @Test func entryNamesRoundTripOrAreRefused() {
         var random = Generator(state: 0xE47_0001)
-        let keys = ["w-1", "a.b", ":x", ".hidden", "", "#2", "x#2", "x#0", "x#02", "x#", "a/b", "..", "é", "a b", "a@b"]
+        let keys = [
+            "w-1", "a.b", ":x", ".hidden", "", "#2", "x#2", "x#0", "x#02", "x#", "a/b", "..", "é", "a b", "a@b",
+        ]
         let subscribers = ["alpha", "b-2", "", "a.b", "a:b", "x/y", "é", String(repeating: "s", count: 65)]
         let endings = [".json", "", ".json.json", ".JSON", ".jso"]
         var parsed = 0
         for _ in 0..<100_000 {
-            var text = random.pick(keys) + (random.below(8) == 0 ? "" : "@") + random.pick(subscribers) + random.pick(endings)
+            var text =
+                random.pick(keys) + (random.below(8) == 0 ? "" : "@") + random.pick(subscribers) + random.pick(endings)
             if random.below(10) == 0 { text = String(decoding: Self.mutate(Array(text.utf8), &random), as: UTF8.self) }
             guard let entry = EntryName(text) else { continue }
             parsed += 1

@@ -49,7 +49,9 @@ struct Intake {
     func run() throws(SpoolError) -> IntakeReport {
         var report = IntakeReport()
         let stream: DirectoryStream
-        do { stream = try spool.directory(.queued).entries() } catch { throw .operation("list", path: "queued/", error) }
+        do { stream = try spool.directory(.queued).entries() } catch {
+            throw .operation("list", path: "queued/", error)
+        }
         var group: [Accepted] = []
         var planned: [EntryName: [UInt8]] = [:]
         while true {
@@ -71,7 +73,8 @@ struct Intake {
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
-    private func take(_ name: FileName, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport) throws(SpoolError)
+    private func take(_ name: FileName, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport)
+        throws(SpoolError)
         -> Accepted?
     {
         let queued = spool.directory(.queued)
@@ -80,7 +83,8 @@ struct Intake {
         guard let status else { return nil }
         guard status.kind == .regular else {
             try flag(
-                name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read", report: &report)
+                name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read",
+                report: &report)
             return nil
         }
         let bytes: [UInt8]
@@ -201,7 +205,9 @@ struct Intake {
                 }
                 try spool.move(accepted.name, from: .queued, to: accepted.target, as: first.fileName)
             } else {
-                do { try queued.remove(accepted.name) } catch { throw .operation("remove", path: "queued/\(accepted.name)", error) }
+                do { try queued.remove(accepted.name) } catch {
+                    throw .operation("remove", path: "queued/\(accepted.name)", error)
+                }
             }
             report.accepted += accepted.entries.count
             report.duplicates += accepted.duplicates.count

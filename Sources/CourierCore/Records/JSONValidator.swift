@@ -106,7 +106,8 @@ enum JSONValidator {
                     guard let escaped = current else { return false }
                     index += 1
                     switch escaped {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                        UInt8(ascii: "f"),
                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         continue
                     case UInt8(ascii: "u"):
@@ -168,7 +169,9 @@ enum JSONValidator {
     /// The text of a JSON string literal (quotes included in `literal`), with
     /// every escape decoded; nil when it is not a valid string literal.
     static func decodeString(_ literal: [UInt8]) -> String? {
-        guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else { return nil }
+        guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else {
+            return nil
+        }
         let inner = literal[1..<(literal.count - 1)]
         guard inner.contains(UInt8(ascii: "\\")) else { return String(validating: inner, as: UTF8.self) }
         var bytes: [UInt8] = []

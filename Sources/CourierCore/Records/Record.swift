@@ -57,7 +57,9 @@ public struct Record: Sendable {
         guard bytes.count <= maximumSize else { return .failure(.tooLarge(size: bytes.count, limit: maximumSize)) }
         guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
         guard JSONValidator.isValid(bytes) else { return .failure(.notJSON(Self.whyNotJSON(bytes))) }
-        guard let top = JSONSplice.object(at: Self.firstNonSpace(bytes), in: bytes) else { return .failure(.notAnObject) }
+        guard let top = JSONSplice.object(at: Self.firstNonSpace(bytes), in: bytes) else {
+            return .failure(.notAnObject)
+        }
         // The last of a duplicated name wins, as in most parsers.
         func field(_ name: String) -> [UInt8]? {
             let wanted = Array(name.utf8)
@@ -92,7 +94,10 @@ public struct Record: Sendable {
             var parsed: [SubscriberName] = []
             for name in names {
                 guard let text = string(name), let subscriber = SubscriberName(text) else {
-                    return .failure(.badField("subscribers", "\(String(decoding: name.prefix(80), as: UTF8.self)) is not a subscriber name"))
+                    return .failure(
+                        .badField(
+                            "subscribers",
+                            "\(String(decoding: name.prefix(80), as: UTF8.self)) is not a subscriber name"))
                 }
                 if !parsed.contains(subscriber) { parsed.append(subscriber) }
             }

@@ -95,7 +95,8 @@ final class DeliveryPass {
             do { finished = try client.collect(wait: wait) } catch { throw .curl(error) }
             try settle(finished)
             if let since = pendingSince,
-                pendingLines.count >= Self.commitBatch || MonotonicInstant.now() - since >= Self.commitDelay || inFlight.isEmpty
+                pendingLines.count >= Self.commitBatch || MonotonicInstant.now() - since >= Self.commitDelay
+                    || inFlight.isEmpty
             {
                 try commit()
             }

@@ -103,8 +103,10 @@ struct Recovery {
     /// The PID in a courier tmp/ name: `20261130T070000Z.1234_5.rest`.
     static func writer(of name: FileName) -> pid_t? {
         let bytes = name.bytes
-        guard bytes.count > 18, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "."),
-            bytes[0..<8].allSatisfy({ (0x30...0x39).contains($0) }), bytes[9..<15].allSatisfy({ (0x30...0x39).contains($0) })
+        guard bytes.count > 18, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"),
+            bytes[16] == UInt8(ascii: "."),
+            bytes[0..<8].allSatisfy({ (0x30...0x39).contains($0) }),
+            bytes[9..<15].allSatisfy({ (0x30...0x39).contains($0) })
         else { return nil }
         var index = 17
         var pid: Int32 = 0

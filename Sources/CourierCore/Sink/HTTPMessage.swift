@@ -78,6 +78,10 @@ public enum HTTPServerAction: Sendable {
     case reset
     /// Send these bytes as the answer, then hang up.
     case raw([UInt8])
+    /// Send these bytes one at a time, this far apart (a slow-drip answer).
+    case drip([UInt8], every: Duration)
+    /// Send these bytes, then hang up with a reset (an answer cut off).
+    case partialThenReset([UInt8])
 }
 
 /// Reads one request at a time from a connection's bytes.

@@ -161,6 +161,17 @@ public final class HTTPServer: Sendable {
             case .raw(let bytes):
                 send(fd, bytes)
                 return
+            case .drip(let bytes, let interval):
+                for byte in bytes {
+                    guard !state.withLock({ $0.stopped }), send(fd, [byte]) else { return }
+                    usleep(UInt32(clamping: interval.nanoseconds / 1000))
+                }
+                return
+            case .partialThenReset(let bytes):
+                send(fd, bytes)
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                return
             }
         }
     }

@@ -120,7 +120,8 @@ public final class Spool {
     }
 
     public func deliverNewFile(
-        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String, syncDirectory: Bool = true
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String,
+        syncDirectory: Bool = true
     ) throws(SpoolError) {
         let staged = try stageFile(bytes, for: name)
         do {
