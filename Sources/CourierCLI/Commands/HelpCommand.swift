@@ -32,7 +32,7 @@ enum HelpCommand {
           check                            validate the configuration and the spool; non-zero on a fault
           catalog sync [NAME] [--full]     pull catalog deltas page by page into spool/catalogs/NAME/
           catalog status [--json]          each catalog's version, age, failures, last duration
-          sink --listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR]
+          sink --listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE]
                                            the reference receiver: stores each record once per key,
                                            answers batches, serves catalog deltas
           demo                             a real round on a temporary spool against an embedded sink

@@ -10,6 +10,7 @@ enum SinkCommand {
         guard let directory = try arguments.option("--dir") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
         let secretFile = try arguments.option("--signing-secret-file")
         let catalogs = try arguments.option("--catalogs")
+        let requestLog = try arguments.option("--log")
         try arguments.noPositionals("sink")
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw .usage("--listen \(listen) is not HOST:PORT")
@@ -22,7 +23,7 @@ enum SinkCommand {
             secret = decoded
         }
         let sink: Sink
-        do { sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs) } catch {
+        do { sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs, requestLog: requestLog) } catch {
             throw .spool(error)
         }
         // Block the stop signals in every thread, then wait for them here:

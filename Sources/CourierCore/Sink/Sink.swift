@@ -18,6 +18,8 @@ public final class Sink: Sendable {
     private let signer: WebhookSigner?
     let catalogs: String?
     public let directory: String
+    /// `--log FILE`: one `KEY<TAB>STATUS` line per record received.
+    private let requestLog: Int32?
 
     /// How long a key counts as seen, as the design promises.
     public static let keyLifetime: Duration = .seconds(14 * 86_400)
@@ -27,7 +29,16 @@ public final class Sink: Sendable {
     /// A gzip body may not inflate past this.
     static let inflatedLimit = 64 << 20
 
-    public init(directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil) throws(SpoolError) {
+    public init(directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil)
+        throws(SpoolError)
+    {
+        if let requestLog {
+            let fd = open(requestLog, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+            guard fd >= 0 else { throw .operation("open", path: requestLog, .current) }
+            self.requestLog = fd
+        } else {
+            self.requestLog = nil
+        }
         for path in [directory, directory + "/tmp", directory + "/new", directory + "/etags"]
         where mkdir(path, 0o750) != 0 && errno != EEXIST {
             throw .operation("create directory", path: path, .current)
@@ -45,6 +56,16 @@ public final class Sink: Sendable {
         self.signer = signingSecret.map(WebhookSigner.init)
         self.catalogs = catalogs
         self.directory = directory
+    }
+
+    deinit { if let requestLog { close(requestLog) } }
+
+    /// Appends one line with one write(2), so concurrent requests never
+    /// interleave within a line.
+    func note(_ key: String, _ status: Int) {
+        guard let requestLog else { return }
+        let line = Array("\(LedgerLine.escape(key))\t\(status)\n".utf8)
+        _ = line.withUnsafeBytes { write(requestLog, $0.baseAddress, $0.count) }
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPServerAction {
@@ -96,7 +117,9 @@ public final class Sink: Sendable {
             let verdict = try store.withLock { store throws(Errno) -> SinkStore.Verdict in
                 try store.keep(body, key: key, ifMatch: ifMatch, commit: true)
             }
-            return verdict.response(key: key)
+            let response = verdict.response(key: key)
+            note(key.description, response.status)
+            return response
         } catch {
             return .json(503, #"{"error":"unable to store: \#(error)"}"#)
         }

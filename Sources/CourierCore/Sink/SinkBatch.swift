@@ -40,6 +40,7 @@ extension Sink {
                 }
                 return verdicts
             }
+            for (key, status) in results { note(key, status == "OK" ? 200 : 409) }
             let entries = results.map { key, status in
                 #"{"idempotency_key":"# + String(decoding: BatchBody.jsonString(key), as: UTF8.self)
                     + #","status":"\#(status)"}"#
