@@ -9,6 +9,9 @@ case $sanitizer in
     *) echo "usage: $0 [address|thread|undefined]" >&2; exit 64 ;;
 esac
 # The end-to-end tests run the built courier binary, instrumented too.
+# The real .deb install test installs the built binary system-wide: not an
+# instrumented one.
+export COURIER_SANITIZED=$sanitizer
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build/sanitize-$sanitizer"

@@ -22,7 +22,7 @@ import Testing
         try spool.drop(#"{"id":"a","kind":"sleep"}"#, as: "with spaces and ünïcode.json")
         try spool.drop(#"{"id":"b","kind":"sleep"}"#, as: "no-extension")
         try spool.drop(Array(#"{"id":"c","kind":"sleep"}"#.utf8), as: FileName(bytes: [0x62, 0x61, 0x64, 0xFF, 0xFE]))
-        try spool.drop(#"{"id":"d","kind":"sleep"}"#, as: String(repeating: "n", count: 250))
+        try spool.drop(#"{"id":"d","kind":"sleep"}"#, as: String(repeating: "n", count: 255))
         try spool.drop(#"{"id":"ignored","kind":"sleep"}"#, as: ".hidden-editor-copy")
         try spool.runRound()
         #expect(try spool.names(in: .sent) == ["a@alpha.json", "b@alpha.json", "c@alpha.json", "d@alpha.json"])
