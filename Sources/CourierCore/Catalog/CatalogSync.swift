@@ -99,13 +99,7 @@ public struct CatalogSync {
             while !state.complete {
                 let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
                 try writeJournal(page)
-                try apply(page, into: directory, report: &report)
-                if state.fullStartedAt != nil { try remember(page) }
-                state.cursor = page.nextCursor
-                state.version = page.version
-                state.complete = page.nextCursor == nil
-                try save(state)
-                try removeJournal()
+                try applyAndAdvance(page, into: directory, state: &state, report: &report)
                 report.pages += 1
             }
             if state.fullStartedAt != nil {
@@ -216,13 +210,24 @@ public struct CatalogSync {
         guard let raw = spool.readControlFile(journalName.description) else { return }
         var ignored = CatalogSyncReport(session: RoundID(value: "replay"))
         if let page = try? Self.parse(raw, catalog: catalog.name.value, url: "journal") {
-            try apply(page, into: directory, report: &ignored)
-            if state.fullStartedAt != nil { try remember(page) }
-            state.cursor = page.nextCursor
-            state.version = page.version
-            state.complete = page.nextCursor == nil
-            try save(state)
+            try applyAndAdvance(page, into: directory, state: &state, report: &ignored)
+        } else {
+            try removeJournal()
         }
+    }
+
+    /// Applies a journalled page, then moves the saved position past it, then
+    /// drops the journal: in that order, so a crash anywhere is repaired by
+    /// replaying the journal.
+    private func applyAndAdvance(
+        _ page: Page, into directory: DirectoryHandle, state: inout CatalogState, report: inout CatalogSyncReport
+    ) throws(CatalogError) {
+        try apply(page, into: directory, report: &report)
+        if state.fullStartedAt != nil { try remember(page) }
+        state.cursor = page.nextCursor
+        state.version = page.version
+        state.complete = page.nextCursor == nil
+        try save(state)
         try removeJournal()
     }
 
