@@ -71,8 +71,9 @@ import Testing
             }
         }
         #expect(failedRounds > 0)
-        print("fault sweep: \(counts[.rename] ?? 0) renames, \(counts[.write] ?? 0) writes, \(counts[.sync] ?? 0) fsyncs per round; "
-            + "\(failedRounds) faulted rounds failed cleanly, every one followed by a legal spool")
+        print(
+            "fault sweep: \(counts[.rename] ?? 0) renames, \(counts[.write] ?? 0) writes, \(counts[.sync] ?? 0) fsyncs per round; "
+                + "\(failedRounds) faulted rounds failed cleanly, every one followed by a legal spool")
     }
 
     @Test func crossDeviceRenamesSayWhatIsWrong() {

@@ -151,17 +151,34 @@ import Testing
         chmod(work.path + "/courier.conf", 0o644)
         try Data(#"{"id":"svc-1","kind":"sleep"}"#.utf8).write(
             to: URL(fileURLWithPath: "/var/spool/courier/queued/svc.json"))
+        // A file the courier user may not read (root's, mode 0600): flagged, never a blocked round.
+        try Data(#"{"id":"svc-secret","kind":"sleep"}"#.utf8).write(
+            to: URL(fileURLWithPath: "/var/spool/courier/queued/private.json"))
+        chmod("/var/spool/courier/queued/private.json", 0o600)
         let round = try Shell.run([
             "runuser", "-u", "courier", "--", "sh", "-c",
             "umask 0027 && COURIER_CONFIG=\(work.path)/courier.conf /usr/bin/courier run",
         ])
         #expect(round.status == 0, "\(round.output)")
         #expect(FileManager.default.fileExists(atPath: "/var/spool/courier/sent/svc-1@alpha.json"))
-        let attributes = try FileManager.default.attributesOfItem(atPath: "/var/spool/courier/sent/svc-1@alpha.json")
+        // What courier writes is the courier user's, and closed to others
+        // (UMask=0027). A dropped file keeps its writer's owner and mode: it
+        // is renamed, not copied, and the spool itself is 0750.
+        let ledger = "/var/spool/courier/ledger/\(Timestamp.now().utcDay).tsv"
+        let attributes = try FileManager.default.attributesOfItem(atPath: ledger)
         #expect(attributes[.ownerAccountName] as? String == "courier")
         #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o027 } == 0)
+        let spoolMode =
+            try FileManager.default.attributesOfItem(atPath: "/var/spool/courier")[.posixPermissions] as? Int
+        #expect(spoolMode == 0o750)
         #expect(server.requests.count == 1)
+        let flagged = try FileManager.default.contentsOfDirectory(atPath: "/var/spool/courier/needsAttention")
+            .filter { $0.hasSuffix("-private.json") }
+        #expect(flagged.count == 1, "\(round.output)")
+        let ledgerText = try String(contentsOfFile: ledger, encoding: .utf8)
+        #expect(ledgerText.contains("unreadable: Permission denied (dropped as private.json)"))
         try? FileManager.default.removeItem(atPath: "/var/spool/courier/sent/svc-1@alpha.json")
+        for name in flagged { try? FileManager.default.removeItem(atPath: "/var/spool/courier/needsAttention/" + name) }
     }
 }
 

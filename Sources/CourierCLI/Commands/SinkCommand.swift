@@ -23,7 +23,9 @@ enum SinkCommand {
             secret = decoded
         }
         let sink: Sink
-        do { sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs, requestLog: requestLog) } catch {
+        do {
+            sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs, requestLog: requestLog)
+        } catch {
             throw .spool(error)
         }
         // Block the stop signals in every thread, then wait for them here:

@@ -91,6 +91,18 @@ public final class DirectoryHandle {
         }
     }
 
+    /// Sets a file's times to now. Unlike setting a given time this needs
+    /// only write permission, not ownership: a script's file in queued/ may
+    /// belong to another user of the courier group.
+    public func touch(_ name: FileName) throws(Errno) {
+        // UTIME_NOW from <sys/stat.h>, a macro Swift does not import.
+        let now = (1 << 30) - 1
+        let times = [timespec](repeating: timespec(tv_sec: 0, tv_nsec: now), count: 2)
+        try name.withCString { cName throws(Errno) in
+            _ = try system { utimensat(descriptor.rawValue, cName, times, AT_SYMLINK_NOFOLLOW) }
+        }
+    }
+
     /// Makes renames into and out of this directory durable.
     public func sync() throws(Errno) {
         try descriptor.sync()

@@ -199,10 +199,10 @@ struct Intake {
         for accepted in group {
             if let first = accepted.entries.first {
                 // An entry's modification time is its intake time: route-wait
-                // and prune count from it, not from when a script wrote it.
-                do { try queued.setModified(accepted.name, to: now) } catch {
-                    throw .operation("touch", path: "queued/\(accepted.name)", error)
-                }
+                // and prune count from it, not from when a script wrote it. A
+                // file courier may not touch (read-only, another owner) keeps
+                // its own time rather than block the round.
+                try? queued.touch(accepted.name)
                 try spool.move(accepted.name, from: .queued, to: accepted.target, as: first.fileName)
             } else {
                 do { try queued.remove(accepted.name) } catch {
