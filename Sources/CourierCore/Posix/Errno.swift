@@ -17,10 +17,6 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let crossDevice = Errno(EXDEV)
     public static let interrupted = Errno(EINTR)
     public static let noSpace = Errno(ENOSPC)
-    public static let tooManyLinks = Errno(ELOOP)
-    public static let notDirectory = Errno(ENOTDIR)
-    public static let isDirectory = Errno(EISDIR)
-    public static let notEmpty = Errno(ENOTEMPTY)
 }
 
 /// Runs a syscall that returns -1 on failure, retrying EINTR here and

@@ -65,14 +65,6 @@ public final class FileDescriptor {
         return FileStatus(info)
     }
 
-    public func truncate(to size: Int) throws(Errno) {
-        try system { ftruncate(rawValue, off_t(size)) }
-    }
-
-    public func seek(to offset: Int) throws(Errno) {
-        _ = try systemCount { Int(lseek(rawValue, off_t(offset), SEEK_SET)) }
-    }
-
     /// An exclusive advisory lock on the whole file (flock(2)), released
     /// when the descriptor closes, so a killed round never leaves it held.
     public func lockExclusively(wait: Bool) throws(Errno) -> Bool {

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     public let what: String
@@ -17,7 +16,7 @@ public final class HTTPServer: Sendable {
     private let listener: Int32
     private let bodyLimit: Int
     private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var stopped = false

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// The reference receiver (`courier sink`). It stores each record once per
 /// Idempotency-Key, the maildir way, into `DIR/new/KEY.json`:
@@ -14,7 +13,7 @@ import Synchronization
 /// * keys are kept 14 days (on disk: a restart keeps them); `gzip` bodies are
 ///   decoded; with a signing secret, unsigned or badly signed requests get 401.
 public final class Sink: Sendable {
-    let store: Mutex<SinkStore>
+    let store: Locked<SinkStore>
     private let signer: WebhookSigner?
     let catalogs: String?
     public let directory: String
@@ -44,7 +43,7 @@ public final class Sink: Sendable {
             throw .operation("create directory", path: path, .current)
         }
         do {
-            store = Mutex(
+            store = Locked(
                 SinkStore(
                     tmp: try DirectoryHandle.open(path: directory + "/tmp"),
                     new: try DirectoryHandle.open(path: directory + "/new"),

@@ -4,7 +4,6 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
     case notASpool(path: String, missing: String, Errno)
     case operation(String, path: String, Errno)
     case rename(from: String, to: String, Errno)
-    case lockHeld(path: String)
 
     public var description: String {
         switch self {
@@ -17,8 +16,6 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
                 + "keep the whole spool on one file system"
         case .rename(let from, let to, let error):
             return "unable to rename \(from) to \(to): \(error)"
-        case .lockHeld(let path):
-            return "another round holds \(path)"
         }
     }
 
@@ -26,7 +23,6 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
     public var isTemporary: Bool {
         switch self {
         case .notASpool: return false
-        case .lockHeld: return true
         case .operation(_, _, let error), .rename(_, _, let error):
             return [Errno.noSpace, Errno(5), Errno(11), Errno(122)].contains(error)
         }

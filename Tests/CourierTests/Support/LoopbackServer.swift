@@ -1,5 +1,4 @@
 import CourierCore
-import Synchronization
 
 /// The tests' HTTP server on 127.0.0.1: answers by a script and records
 /// every request it got, in order.
@@ -9,7 +8,7 @@ final class LoopbackServer: Sendable {
 
     /// Shared by reference between the server's threads and the test.
     private final class RequestLog: Sendable {
-        let requests = Mutex<[HTTPRequest]>([])
+        let requests = Locked<[HTTPRequest]>([])
     }
 
     init(_ behaviour: @escaping @Sendable (HTTPRequest, Int) -> HTTPServerAction) throws {
