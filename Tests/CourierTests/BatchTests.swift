@@ -106,10 +106,7 @@ import Testing
         let server = try HTTPServer(handler: sink.handle)
         server.start()
         defer { server.stop() }
-        let log = try LoopbackServer { request, _ in
-            if case .respond(let response) = sink.handle(request) { return .respond(response) }
-            return .reset
-        }
+        let log = try LoopbackServer(forwardingTo: sink)
         let spool = try TemporarySpool(subscribers: [
             Self.batchSubscriber("http://\(log.server.address)/transactions/batch", size: 100, maxBytes: 4096)
         ])
@@ -157,10 +154,7 @@ import Testing
     @Test func gzipBodiesAreDecodedByTheSink() throws {
         let sinkDirectory = TemporaryDirectory("sink")
         let sink = try Sink(directory: sinkDirectory.path)
-        let log = try LoopbackServer { request, _ in
-            if case .respond(let response) = sink.handle(request) { return .respond(response) }
-            return .reset
-        }
+        let log = try LoopbackServer(forwardingTo: sink)
         var single = TemporarySpool.subscriber("zipped", url: log.url)
         single.gzip = true
         let spool = try TemporarySpool(subscribers: [
@@ -179,10 +173,7 @@ import Testing
     @Test func updatesCarryIfMatchAndAStaleOneNeedsAttention() throws {
         let sinkDirectory = TemporaryDirectory("sink")
         let sink = try Sink(directory: sinkDirectory.path)
-        let log = try LoopbackServer { request, _ in
-            if case .respond(let response) = sink.handle(request) { return .respond(response) }
-            return .reset
-        }
+        let log = try LoopbackServer(forwardingTo: sink)
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: log.url)])
         try spool.drop(#"{"id":"order-7","kind":"order","data":{"qty":1}}"#, as: "v1.json")
         try spool.runRound()

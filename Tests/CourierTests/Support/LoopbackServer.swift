@@ -29,6 +29,14 @@ final class LoopbackServer: Sendable {
         try self.init { _, _ in .respond(HTTPResponse(status: status, headers: headers, body: Array(body.utf8))) }
     }
 
+    /// A server that answers as `sink` does and records what it got.
+    convenience init(forwardingTo sink: Sink) throws {
+        try self.init { request, _ in
+            if case .respond(let response) = sink.handle(request) { return .respond(response) }
+            return .reset
+        }
+    }
+
     deinit { server.stop() }
 
     var url: String { "http://\(server.address)/hook" }
