@@ -39,7 +39,7 @@ extension Configuration {
         for header in IniReader.sectionHeaders(bytes) where !seenSections.insert(header.name).inserted {
             throw .syntax(file: file, line: header.line, reason: "[\(header.name)] appears twice")
         }
-        let base = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+        let base = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
         var configuration = Configuration(spool: defaultSpool, subscribers: [])
         configuration.file = file
         var builders: [SubscriberBuilder] = []

@@ -69,7 +69,7 @@ enum IniReader {
             let count = min(line.count, room)
             line.withUnsafeBufferPointer { source in
                 buffer.withMemoryRebound(to: UInt8.self, capacity: Int(size)) { target in
-                    target.update(from: source.baseAddress!, count: count)
+                    if let base = source.baseAddress { target.update(from: base, count: count) }
                     target[count] = 0
                 }
             }

@@ -26,7 +26,10 @@ public final class FileDescriptor {
             let fd = rawValue
             result.append(contentsOf: repeatElement(0, count: room))
             while true {
-                count = result.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + start, room) }
+                count = result.withUnsafeMutableBytes { buffer in
+                    guard let base = buffer.baseAddress else { return 0 }
+                    return Glibc.read(fd, base + start, room)
+                }
                 if count >= 0 { break }
                 let error = Errno.current
                 if error != .interrupted {
@@ -49,7 +52,10 @@ public final class FileDescriptor {
             let fd = rawValue
             let done = offset
             let count = try systemCount {
-                contiguous.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+                contiguous.withUnsafeBytes { buffer in
+                    guard let base = buffer.baseAddress else { return 0 }
+                    return Glibc.write(fd, base + done, buffer.count - done)
+                }
             }
             offset += count
         }

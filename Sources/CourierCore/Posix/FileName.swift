@@ -1,3 +1,5 @@
+import Glibc
+
 /// A directory entry name as the kernel stores it: bytes, not necessarily
 /// UTF-8. Scripts may drop files with any name; courier must be able to
 /// rename exactly the file it listed.
@@ -24,7 +26,9 @@ public struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible 
         var terminated = bytes
         terminated.append(0)
         let result: Result<T, Errno> = terminated.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
+            // Never empty: it holds at least the terminating NUL.
+            guard let base = buffer.baseAddress else { return .failure(Errno(EINVAL)) }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
                 do throws(Errno) { return .success(try body(pointer)) } catch { return .failure(error) }
             }
         }

@@ -180,7 +180,8 @@ public final class HTTPServer: Sendable {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                guard let base = $0.baseAddress else { return 0 }
+                return Glibc.send(fd, base + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
             }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return false }

@@ -9,7 +9,7 @@ public final class Spool {
     public let ledgerDirectory: DirectoryHandle
     /// `.courier/`: locks and small state files.
     public let control: DirectoryHandle
-    private let states: [SpoolState: DirectoryHandle]
+    private let queued, awaitingRoute, sending, sent, failed, needsAttention: DirectoryHandle
     private var uniqueCounter = 0
     /// Tests' fault injection; nil in production.
     public var faults: FaultPlan?
@@ -29,9 +29,12 @@ public final class Spool {
         tmp = try Self.openFolder(Self.tmpName, in: root, spool: path)
         ledgerDirectory = try Self.openFolder(Self.ledgerName, in: root, spool: path)
         control = try Self.openFolder(Self.controlName, in: root, spool: path)
-        var states: [SpoolState: DirectoryHandle] = [:]
-        for state in SpoolState.allCases { states[state] = try Self.openFolder(state.rawValue, in: root, spool: path) }
-        self.states = states
+        queued = try Self.openFolder(SpoolState.queued.rawValue, in: root, spool: path)
+        awaitingRoute = try Self.openFolder(SpoolState.awaitingRoute.rawValue, in: root, spool: path)
+        sending = try Self.openFolder(SpoolState.sending.rawValue, in: root, spool: path)
+        sent = try Self.openFolder(SpoolState.sent.rawValue, in: root, spool: path)
+        failed = try Self.openFolder(SpoolState.failed.rawValue, in: root, spool: path)
+        needsAttention = try Self.openFolder(SpoolState.needsAttention.rawValue, in: root, spool: path)
     }
 
     private static func openFolder(_ name: String, in root: DirectoryHandle, spool path: String) throws(SpoolError)
@@ -71,8 +74,14 @@ public final class Spool {
     }
 
     public func directory(_ state: SpoolState) -> DirectoryHandle {
-        // Every state is opened in init, so the lookup cannot miss.
-        states[state]!
+        switch state {
+        case .queued: return queued
+        case .awaitingRoute: return awaitingRoute
+        case .sending: return sending
+        case .sent: return sent
+        case .failed: return failed
+        case .needsAttention: return needsAttention
+        }
     }
 
     /// The state an item is in now, nil when no state folder holds it.
@@ -191,7 +200,7 @@ public final class Spool {
         let name = FileName("round.lock")
         do {
             let file = try control.openFile(name, flags: O_RDWR | O_CREAT, mode: 0o640)
-            if file.rawValue >= 0, try file.lockExclusively(wait: wait) { return RoundLock(file: file) }
+            if try file.lockExclusively(wait: wait) { return RoundLock(file: file) }
             return nil
         } catch {
             throw .operation("lock", path: "\(Self.controlName)/round.lock", error)
