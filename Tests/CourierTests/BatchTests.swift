@@ -59,11 +59,12 @@ import Testing
     }
 
     @Test func retriableItemsAreRetriedInAForegroundRound() throws {
-        let first = FirstTime()
+        // Keys seen so far: each is unavailable the first time.
+        let seen = Locked<Set<String>>([])
         let server = try LoopbackServer { request, _ in
             let results = Self.keys(of: request).map { key in
                 // Each key is unavailable the first time it is seen.
-                #"{"idempotency_key":"\#(key)","status":"\#(request.body.count > 0 && !first.seen(key) ? "UNAVAILABLE" : "OK")"}"#
+                #"{"idempotency_key":"\#(key)","status":"\#(request.body.count > 0 && seen.withLock { $0.insert(key).inserted } ? "UNAVAILABLE" : "OK")"}"#
             }
             return .respond(.json(200, #"{"results":[\#(results.joined(separator: ","))]}"#))
         }
@@ -223,18 +224,5 @@ import Testing
         #expect(text.contains(#"{"idempotency_key":"kept","status":"OK"}"#))
         #expect(text.contains(#"{"idempotency_key":"new","status":"OK"}"#))
         #expect(text.contains(#"{"idempotency_key":"kept","status":"CONFLICT"}"#))
-    }
-}
-
-/// Remembers which keys were seen, for a server that fails each key once.
-final class FirstTime: @unchecked Sendable {
-    private let lock = NSLock()
-    private var keys: Set<String> = []
-
-    /// False the first time a key is shown.
-    func seen(_ key: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !keys.insert(key).inserted
     }
 }

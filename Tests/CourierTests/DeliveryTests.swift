@@ -226,10 +226,14 @@ import Testing
     @Test func oneSlowItemDoesNotHoldUpTheOthers() throws {
         // Whichever item the server sees first fails twice: with one slot,
         // a round that waited on its retries would send nothing else meanwhile.
-        let first = FirstSeen()
+        let first = Locked<String?>(nil)
         let server = try LoopbackServer { request, count in
             let key = request.header("idempotency-key") ?? ""
-            return first.claim(key) == key && count <= 2 ? .respond(.json(503, "{}")) : .respond(.json(200, "{}"))
+            let slow = first.withLock { first -> String in
+                if first == nil { first = key }
+                return first ?? key
+            }
+            return slow == key && count <= 2 ? .respond(.json(503, "{}")) : .respond(.json(200, "{}"))
         }
         let spool = try TemporarySpool(subscribers: [
             TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
@@ -247,35 +251,20 @@ import Testing
     }
 }
 
-/// Remembers the first key it is shown.
-final class FirstSeen: @unchecked Sendable {
-    private let lock = NSLock()
-    private var key: String?
-
-    func claim(_ candidate: String) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        if key == nil { key = candidate }
-        return key ?? candidate
-    }
-}
-
 /// Counts how many handlers run at once.
-final class ConcurrencyGauge: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = 0
-    private(set) var peak = 0
+final class ConcurrencyGauge: Sendable {
+    private let counts = Locked((current: 0, peak: 0))
+
+    var peak: Int { counts.withLock { $0.peak } }
 
     func enter() {
-        lock.lock()
-        current += 1
-        peak = max(peak, current)
-        lock.unlock()
+        counts.withLock { counts in
+            counts.current += 1
+            counts.peak = max(counts.peak, counts.current)
+        }
     }
 
     func leave() {
-        lock.lock()
-        current -= 1
-        lock.unlock()
+        counts.withLock { $0.current -= 1 }
     }
 }

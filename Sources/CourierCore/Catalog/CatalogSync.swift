@@ -303,8 +303,8 @@ public struct CatalogSync {
     private func acknowledge(_ fetch: HTTPFetch, version: Int64) throws(CatalogError) {
         guard let url = catalog.ackURL else { return }
         let body =
-            #"{"device_id":"# + String(decoding: BatchBody.jsonString(configuration.deviceID), as: UTF8.self)
-            + #","catalog":"# + String(decoding: BatchBody.jsonString(catalog.name.value), as: UTF8.self)
+            #"{"device_id":"# + String(decoding: JSONValidator.encodeString(configuration.deviceID), as: UTF8.self)
+            + #","catalog":"# + String(decoding: JSONValidator.encodeString(catalog.name.value), as: UTF8.self)
             + #","version":\#(version)}"#
         let answer: HTTPFetch.Answer
         do { answer = try fetch.post(url, json: Array(body.utf8)) } catch {

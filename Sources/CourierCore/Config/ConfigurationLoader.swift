@@ -242,11 +242,7 @@ private struct SubscriberBuilder {
         lines[entry.key] = entry.line
         switch entry.key {
         case "url":
-            let lower = value.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), value.count > 8,
-                !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
-            else { throw fail("must be an http:// or https:// URL without spaces") }
-            url = value
+            url = try httpURL(value, fail)
         case "kinds":
             let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             guard !words.isEmpty else { throw fail("is empty (leave it out, or write `*`, for every kind)") }
@@ -335,6 +331,15 @@ private struct SubscriberBuilder {
     }
 }
 
+/// An http:// or https:// URL with a host part and no spaces or controls.
+private func httpURL(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> String {
+    let lower = value.lowercased()
+    guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), value.count > 8,
+        !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+    else { throw fail("must be an http:// or https:// URL without spaces") }
+    return value
+}
+
 /// `true`/`false` (also yes/no, on/off, 1/0), as INI files write them.
 private func boolean(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Bool {
     switch value.lowercased() {
@@ -364,10 +369,7 @@ private struct CatalogBuilder {
         let value = entry.value
         switch entry.key {
         case "url", "ack-url":
-            let lower = value.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
-                !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
-            else { throw fail("must be an http:// or https:// URL without spaces") }
+            _ = try httpURL(value, fail)
             if entry.key == "url" {
                 url = value.hasSuffix("/") ? String(value.dropLast()) : value
             } else {
@@ -389,15 +391,5 @@ private struct CatalogBuilder {
     func build(file: String) throws(ConfigError) -> Catalog {
         guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
         return Catalog(name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, line: line)
-    }
-}
-
-extension String {
-    public var trimmingSpaces: String {
-        let scalars = unicodeScalars
-        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(scalars[start...end])
     }
 }

@@ -15,16 +15,16 @@ enum BatchBody {
                 JSONSplice.value(of: "entity", in: item.record) ?? JSONSplice.value(of: "kind", in: item.record)
                 ?? Array("null".utf8)
             let clientID = JSONSplice.value(of: "id", in: item.record) ?? Array("null".utf8)
-            body += Array(#"{"idempotency_key":"#.utf8) + jsonString(item.key)
+            body += Array(#"{"idempotency_key":"#.utf8) + JSONValidator.encodeString(item.key)
             body += Array(#","op":"#.utf8) + op + Array(#","entity":"#.utf8) + entity
             body += Array(#","client_id":"#.utf8) + clientID
             if let tag = OptimisticConcurrency.ifMatch(for: item.record) {
-                body += Array(#","if_match":"#.utf8) + jsonString(tag)
+                body += Array(#","if_match":"#.utf8) + JSONValidator.encodeString(tag)
             }
             body += Array(#","payload":"#.utf8) + item.record + [UInt8(ascii: "}")]
         }
-        body += Array(#"],"device":{"id":"#.utf8) + jsonString(deviceID)
-        body += Array(#","app_version":"#.utf8) + jsonString(CourierVersion.current) + Array("}}".utf8)
+        body += Array(#"],"device":{"id":"#.utf8) + JSONValidator.encodeString(deviceID)
+        body += Array(#","app_version":"#.utf8) + JSONValidator.encodeString(CourierVersion.current) + Array("}}".utf8)
         return body
     }
 
@@ -47,37 +47,14 @@ enum BatchBody {
         // Wrap the array so the object scanner can walk it as values.
         var found: [String: Result] = [:]
         for element in JSONSplice.arrayElements(list) {
-            guard let key = JSONSplice.value(of: "idempotency_key", in: element).flatMap(decodeString),
-                let status = JSONSplice.value(of: "status", in: element).flatMap(decodeString)
+            guard let key = JSONSplice.value(of: "idempotency_key", in: element).flatMap(JSONValidator.decodeString),
+                let status = JSONSplice.value(of: "status", in: element).flatMap(JSONValidator.decodeString)
             else { continue }
             found[key] = Result(status: status, text: String(decoding: element, as: UTF8.self))
         }
         return found
     }
 
-    static func jsonString(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "\"")]
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": bytes += Array(#"\""#.utf8)
-            case "\\": bytes += Array(#"\\"#.utf8)
-            case _ where scalar.value < 0x20: bytes += Array(String(format: scalar.value).utf8)
-            default: bytes += Array(String(scalar).utf8)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-        return bytes
-    }
-
-    static func decodeString(_ literal: [UInt8]) -> String? { JSONValidator.decodeString(literal) }
-}
-
-extension String {
-    /// `\u00XX` for a control character inside a JSON string.
-    fileprivate init(format value: UInt32) {
-        let hex = String(value, radix: 16)
-        self = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-    }
 }
 
 /// `"op": "UPDATE"` with an `etag` (or `version`) asks for optimistic
@@ -87,12 +64,12 @@ enum OptimisticConcurrency {
         // Most records are not updates: a byte search spares the scan.
         guard contains(record, #""UPDATE""#) else { return nil }
         guard JSONSplice.value(of: "op", in: record) == Array(#""UPDATE""#.utf8) else { return nil }
-        if let etag = JSONSplice.value(of: "etag", in: record).flatMap(BatchBody.decodeString), !etag.isEmpty {
+        if let etag = JSONSplice.value(of: "etag", in: record).flatMap(JSONValidator.decodeString), !etag.isEmpty {
             // An entity tag is quoted on the wire; a weak one keeps its W/.
             return etag.hasPrefix("\"") || etag.hasPrefix("W/\"") ? etag : "\"\(etag)\""
         }
         if let version = JSONSplice.value(of: "version", in: record) {
-            let text = BatchBody.decodeString(version) ?? String(decoding: version, as: UTF8.self)
+            let text = JSONValidator.decodeString(version) ?? String(decoding: version, as: UTF8.self)
             return "\"\(text)\""
         }
         return nil

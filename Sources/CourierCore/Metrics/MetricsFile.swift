@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// A Prometheus text-format file for node_exporter's textfile collector,
@@ -103,14 +104,7 @@ public struct MetricsFile {
 
     /// Label values escape backslash, quote and newline.
     static func label(_ text: String) -> String {
-        text.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"").replacingAll("\n", "\\n")
-    }
-}
-
-extension String {
-    fileprivate func replacingAll(_ target: Character, _ replacement: String) -> String {
-        var result = ""
-        for character in self { if character == target { result += replacement } else { result.append(character) } }
-        return result
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }

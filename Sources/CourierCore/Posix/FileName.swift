@@ -16,8 +16,6 @@ public struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// The name as UTF-8 text, or nil when it is not valid UTF-8.
     public var string: String? { String(validating: bytes, as: UTF8.self) }
 
-    public var isHidden: Bool { bytes.first == UInt8(ascii: ".") }
-
     public static func < (lhs: FileName, rhs: FileName) -> Bool {
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }

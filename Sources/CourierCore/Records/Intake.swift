@@ -8,8 +8,6 @@ public struct IntakeReport: Sendable, Equatable {
     /// Files that did not parse but are younger than `settle`: left for
     /// the next round, since a script may still be writing them.
     public var settling = 0
-    /// Route records put aside for their workouts.
-    public var routes = 0
     /// The safe names the invalid files got in needsAttention/.
     public var flagged: [String] = []
 }
@@ -110,7 +108,7 @@ struct Intake {
         }
 
         if let workout = record.routeFor, record.kind == RecordKind.route {
-            try keepRoute(record, for: workout, from: name, report: &report)
+            try keepRoute(record, for: workout, from: name)
             return nil
         }
 
@@ -217,9 +215,7 @@ struct Intake {
 
     /// A route record is never sent on its own: it waits in awaitingRoute/
     /// for the routes step to merge it into its workout.
-    private func keepRoute(_ record: Record, for workout: RecordID, from name: FileName, report: inout IntakeReport)
-        throws(SpoolError)
-    {
+    private func keepRoute(_ record: Record, for workout: RecordID, from name: FileName) throws(SpoolError) {
         let routeName = RouteFile.name(for: workout)
         let replaces: Bool
         do { replaces = try spool.directory(.awaitingRoute).contains(routeName) } catch {
@@ -234,7 +230,6 @@ struct Intake {
         do { try spool.directory(.queued).remove(name) } catch {
             throw .operation("remove", path: "queued/\(name)", error)
         }
-        report.routes += 1
     }
 
     /// The record's subscribers: those it names, or every subscriber whose

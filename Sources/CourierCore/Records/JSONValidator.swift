@@ -166,6 +166,24 @@ enum JSONValidator {
         }
     }
 
+    /// A JSON string literal for `text`: quote, backslash and control
+    /// characters escaped.
+    static func encodeString(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": bytes += Array(#"\""#.utf8)
+            case "\\": bytes += Array(#"\\"#.utf8)
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                bytes += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+            default: bytes += Array(String(scalar).utf8)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return bytes
+    }
+
     /// The text of a JSON string literal (quotes included in `literal`), with
     /// every escape decoded; nil when it is not a valid string literal.
     static func decodeString(_ literal: [UInt8]) -> String? {

@@ -3,7 +3,6 @@ import Foundation
 /// A `kind`: a word subscribers filter on.
 public enum RecordKind {
     public static let route = "route"
-    public static let workout = "workout"
 
     public static func isValid(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count)

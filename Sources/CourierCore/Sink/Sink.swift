@@ -181,7 +181,7 @@ struct SinkStore {
         // The version a record has is kept under the record it updates
         // (`updates`), or its own id.
         let recordID = (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
-            .flatMap(BatchBody.decodeString).flatMap(RecordID.init)
+            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
         if let ifMatch {
             let current = try recordID.flatMap { id throws(Errno) in try currentETag(of: id) }
             let offered = ifMatch.split(separator: ",").map { Self.bareTag(String($0)) }

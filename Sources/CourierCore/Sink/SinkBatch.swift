@@ -18,7 +18,7 @@ extension Sink {
                 var parsed: [(DeliveryKey, [UInt8], String?)?] = []
                 for item in items {
                     let keyText =
-                        JSONSplice.value(of: "idempotency_key", in: item).flatMap(BatchBody.decodeString) ?? ""
+                        JSONSplice.value(of: "idempotency_key", in: item).flatMap(JSONValidator.decodeString) ?? ""
                     guard let key = DeliveryKey(keyText), let payload = JSONSplice.value(of: "payload", in: item),
                         payload.first == UInt8(ascii: "{")
                     else {
@@ -26,7 +26,7 @@ extension Sink {
                         parsed.append(nil)
                         continue
                     }
-                    let ifMatch = JSONSplice.value(of: "if_match", in: item).flatMap(BatchBody.decodeString)
+                    let ifMatch = JSONSplice.value(of: "if_match", in: item).flatMap(JSONValidator.decodeString)
                     let verdict = try store.keep(payload, key: key, ifMatch: ifMatch, commit: !atomic)
                     verdicts.append((keyText, Self.status(verdict)))
                     parsed.append((key, payload, ifMatch))
@@ -42,7 +42,7 @@ extension Sink {
             }
             for (key, status) in results { note(key, status == "OK" ? 200 : 409) }
             let entries = results.map { key, status in
-                #"{"idempotency_key":"# + String(decoding: BatchBody.jsonString(key), as: UTF8.self)
+                #"{"idempotency_key":"# + String(decoding: JSONValidator.encodeString(key), as: UTF8.self)
                     + #","status":"\#(status)"}"#
             }
             return .json(200, #"{"results":[\#(entries.joined(separator: ","))]}"#)

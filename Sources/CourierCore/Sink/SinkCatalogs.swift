@@ -49,7 +49,7 @@ extension Sink {
         var tombstones: [String] = []
         for (id, change) in page {
             if change.deleted {
-                tombstones.append(String(decoding: BatchBody.jsonString(id), as: UTF8.self))
+                tombstones.append(String(decoding: JSONValidator.encodeString(id), as: UTF8.self))
             } else if let data = FileManager.default.contents(atPath: directory + "/\(id).json") {
                 upserts.append(String(decoding: data, as: UTF8.self).trimmingSpaces)
             }

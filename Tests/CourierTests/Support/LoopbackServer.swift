@@ -4,18 +4,13 @@ import CourierCore
 /// every request it got, in order.
 final class LoopbackServer: Sendable {
     let server: HTTPServer
-    private let log: RequestLog
-
-    /// Shared by reference between the server's threads and the test.
-    private final class RequestLog: Sendable {
-        let requests = Locked<[HTTPRequest]>([])
-    }
+    /// Shared between the server's threads and the test.
+    private let log = Locked<[HTTPRequest]>([])
 
     init(_ behaviour: @escaping @Sendable (HTTPRequest, Int) -> HTTPServerAction) throws {
-        let log = RequestLog()
-        self.log = log
+        let log = self.log
         server = try HTTPServer { request in
-            let count = log.requests.withLock { requests -> Int in
+            let count = log.withLock { requests -> Int in
                 requests.append(request)
                 return requests.filter { $0.header("idempotency-key") == request.header("idempotency-key") }.count
             }
@@ -41,7 +36,7 @@ final class LoopbackServer: Sendable {
 
     var url: String { "http://\(server.address)/hook" }
 
-    var requests: [HTTPRequest] { log.requests.withLock { $0 } }
+    var requests: [HTTPRequest] { log.withLock { $0 } }
 
     /// How many requests carried each Idempotency-Key.
     var countsByKey: [String: Int] {
