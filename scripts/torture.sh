@@ -166,11 +166,50 @@ for state in states:
         seen.setdefault(name, []).append(state)
 sent = [n for n, s in seen.items() if s == ["sent"]]
 two = [n for n, s in seen.items() if len(s) > 1]
-ok = len(sent) == 300 and not two
-print(f"after space returned: {len(sent)} of 300 in sent/, {len(two)} in two states -> {'ok' if ok else 'FAILED'}")
+# The ledger survived the full disk in whole lines: every line has nine
+# columns and every day file ends in a newline.
+ledger = os.path.join(spool, "ledger")
+torn = []
+for name in os.listdir(ledger):
+    data = open(os.path.join(ledger, name), "rb").read()
+    if data and not data.endswith(b"\n"): torn.append(name + " (no final newline)")
+    torn += [f"{name}: {line[:40]!r}" for line in data.splitlines() if line.count(b"\t") != 8]
+ok = len(sent) == 300 and not two and not torn
+print(f"after space returned: {len(sent)} of 300 in sent/, {len(two)} in two states, "
+      f"{len(torn)} torn ledger lines -> {'ok' if ok else 'FAILED ' + str(torn[:3])}")
 sys.exit(0 if ok else 1)
 PY
 else
     echo "SKIP disk-full: this machine cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)"
 fi
+echo "== memory: 150 records of 1 MiB in one round"
+spool="$work/memory"
+cat > "$work/memory.conf" <<CONF
+[courier]
+spool = $spool
+settle = 0s
+notify = off
+max-record-size = 2MiB
+
+[subscriber sink]
+url = http://127.0.0.1:$port/records
+concurrency = 8
+CONF
+"$BINARY" --config "$work/memory.conf" init >/dev/null
+python3 - "$spool/queued" <<'PY'
+import json, os, sys
+for i in range(150):
+    with open(os.path.join(sys.argv[1], f"m-{i:04d}.json"), "w") as f:
+        f.write(json.dumps({"id": f"mem-{i:04d}", "kind": "sleep", "data": "m" * (1 << 20)}))
+PY
+python3 - "$BINARY" "$work/memory.conf" "$spool" <<'PY'
+import os, resource, subprocess, sys
+binary, config, spool = sys.argv[1:4]
+subprocess.run([binary, "--config", config, "--quiet", "run"], check=False)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+sent = len(os.listdir(os.path.join(spool, "sent")))
+ok = peak <= 64 and sent == 150
+print(f"150 x 1 MiB: {sent} sent, peak RSS {peak} MiB (limit 64) -> {'ok' if ok else 'FAILED'}")
+sys.exit(0 if ok else 1)
+PY
 echo "torture: all checks passed"

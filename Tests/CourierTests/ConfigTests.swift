@@ -56,7 +56,7 @@ import Testing
         #expect(alpha.caFile == "/etc/courier/ca.pem")
         #expect(
             alpha.headers == [
-                HTTPHeaderField(name: "X-Tenant", value: "acme"), HTTPHeaderField(name: "X-Other", value: "two words"),
+                HTTPHeaderField(constant: "X-Tenant", "acme"), HTTPHeaderField(constant: "X-Other", "two words"),
             ])
         #expect(alpha.signingSecretFile == "/etc/courier/alpha.whsec")
         #expect(configuration.subscribers[1].kinds == nil)

@@ -72,7 +72,7 @@ import Testing
         let server = try LoopbackServer(status: 201)
         let spool = try TemporarySpool(subscribers: [
             TemporarySpool.subscriber(
-                "alpha", url: server.url, token: "t0k3n", headers: [HTTPHeaderField(name: "X-Tenant", value: "acme")])
+                "alpha", url: server.url, token: "t0k3n", headers: [HTTPHeaderField(constant: "X-Tenant", "acme")])
         ])
         let body = #"{ "id" : "w-1", "kind":"sleep",   "data": {"note":"ünïcode \n and spaces"} }"#
         try spool.drop(body, as: "anything at all.json")

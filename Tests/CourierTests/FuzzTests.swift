@@ -132,3 +132,40 @@ import Testing
         #expect(refused > 1000)
     }
 }
+
+/// Record fields that become headers (`etag`, `version` → If-Match), fuzzed
+/// with every escape JSON allows: whatever a record holds, either the one
+/// header check refuses it, or the line that goes to curl is a single line
+/// with no control byte.
+@Suite struct HeaderFuzzTests {
+    static let pieces = [
+        "v1", "\\r", "\\n", "\\u0000", "\\u000d", "\\u000a", "\\t", "\\u007f", "\\u001b", "é", "\\\"", "W/",
+        "Idempotency-Key: x", " ", "\\u2028", ",", "%0d%0a",
+    ]
+
+    @Test("no record field ever reaches the wire as more than one header line")
+    func recordFieldsNeverSplitHeaders() {
+        var random = FuzzTests.Generator(state: 0x4EAD_E500_0000_0009)
+        var refused = 0
+        var sent = 0
+        var broken: [String] = []
+        for _ in 0..<100_000 {
+            let value = (0...random.below(6)).map { _ in random.pick(Self.pieces) }.joined()
+            let field = random.below(2) == 0 ? "etag" : "version"
+            let quoted = random.below(5) == 0 ? value : "\"\(value)\""
+            let record = Array(#"{"id":"f","kind":"order","op":"UPDATE","\#(field)":\#(quoted)}"#.utf8)
+            guard let tag = OptimisticConcurrency.ifMatch(for: record) else { continue }
+            do {
+                let header = try HTTPHeaderField(name: "If-Match", value: tag)
+                sent += 1
+                if header.line.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+                    broken.append(header.line)
+                }
+            } catch {
+                refused += 1
+            }
+        }
+        #expect(broken.isEmpty, "\(broken.prefix(3))")
+        #expect(refused > 1_000 && sent > 1_000, "both outcomes are exercised: \(refused) refused, \(sent) sent")
+    }
+}

@@ -89,3 +89,36 @@ import Testing
         #expect(health.round == summary.round.value)
     }
 }
+
+/// A notifier is a guest in the round: it cannot hold the round, or the
+/// spool lock, longer than its time allows.
+@Suite struct NotifierDeadlineTests {
+    @Test("a notifier that ignores SIGTERM is killed with its whole process group after a grace period")
+    func aStubbornNotifierAndItsChildrenAreKilled() throws {
+        let directory = TemporaryDirectory("notify")
+        let childPID = directory.path + "/child.pid"
+        try directory.write(
+            "#!/bin/sh\ntrap '' TERM\nsleep 60 &\necho $! > \(childPID)\nwait\n", to: "stubborn.sh")
+        chmod(directory.path + "/stubborn.sh", 0o755)
+        let spool = try NotifyTests.spool(status: 500, mode: .always, command: directory.path + "/stubborn.sh")
+        spool.configuration.notifyTimeout = .milliseconds(300)
+        try spool.dropRecord(id: "n-1")
+        let started = MonotonicInstant.now()
+        try spool.runRound()
+        let took = MonotonicInstant.now() - started
+        #expect(took < .seconds(5), "the notifier held the round for \(took)")
+        let health = Notifier.health(in: spool.spool)
+        #expect(health?.working == false)
+        #expect(health?.detail.contains("did not finish") == true, "\(health?.detail ?? "")")
+        let pidText = try String(contentsOfFile: childPID, encoding: .utf8)
+        let pid = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Killed (and reaped by init) or at worst a zombie: never still sleeping.
+        var state = "gone"
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        {
+            state = String(stat[stat.index(close, offsetBy: 2)])
+        }
+        #expect(state == "gone" || state == "Z", "the notifier's child is still \(state)")
+    }
+}

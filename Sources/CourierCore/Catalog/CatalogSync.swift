@@ -23,9 +23,11 @@ public enum CatalogError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .http(let catalog, let url, let status, let answer):
-            return "catalog \(catalog): \(url) answered HTTP \(status): \(answer)"
-        case .transport(let catalog, let url, let error): return "catalog \(catalog): \(url): \(error)"
-        case .malformed(let catalog, let url, let reason): return "catalog \(catalog): \(url): \(reason)"
+            return "catalog \(catalog): \(Redactor.displayURL(url)) answered HTTP \(status): \(answer)"
+        case .transport(let catalog, let url, let error):
+            return "catalog \(catalog): \(Redactor.displayURL(url)): \(error)"
+        case .malformed(let catalog, let url, let reason):
+            return "catalog \(catalog): \(Redactor.displayURL(url)): \(reason)"
         case .spool(let error): return error.description
         }
     }
@@ -76,7 +78,7 @@ public struct CatalogSync {
     private func runLocked(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
-        let ledger = Ledger(directory: spool.ledgerDirectory, log: log)
+        let ledger = Ledger(directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor)
         let directory = try catalogDirectory()
         var state = CatalogState.load(catalog.name, in: spool)
         do throws(CatalogError) {
@@ -95,7 +97,11 @@ public struct CatalogSync {
                 report.resumed = true
             }
             report.full = state.fullStartedAt != nil
-            let fetch = HTTPFetch(timeout: Self.timeout, headers: headers(session: report.session))
+            let fields: [HTTPHeaderField]
+            do { fields = try headers(session: report.session) } catch {
+                throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
+            }
+            let fetch = HTTPFetch(timeout: Self.timeout, headers: fields)
             while !state.complete {
                 let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
                 try writeJournal(page)
@@ -144,13 +150,15 @@ public struct CatalogSync {
         }
     }
 
-    private func headers(session: RoundID) -> [String] {
-        var lines = [
-            "User-Agent: courier/\(CourierVersion.current)", "Courier-Device: \(configuration.deviceID)",
-            "Courier-Session: \(session.value)", "Accept: application/json",
+    private func headers(session: RoundID) throws(HeaderFieldError) -> [HTTPHeaderField] {
+        var fields = [
+            try HTTPHeaderField(name: "User-Agent", value: "courier/\(CourierVersion.current)"),
+            try HTTPHeaderField(name: "Courier-Device", value: configuration.deviceID),
+            try HTTPHeaderField(name: "Courier-Session", value: session.value),
+            try HTTPHeaderField(name: "Accept", value: "application/json"),
         ]
-        if let token = catalog.token { lines.append("Authorization: Bearer \(token)") }
-        return lines
+        if let token = catalog.token { fields.append(try HTTPHeaderField(name: "Authorization", value: "Bearer \(token)")) }
+        return fields
     }
 
     private func save(_ state: CatalogState) throws(CatalogError) {
@@ -180,7 +188,7 @@ public struct CatalogSync {
         guard (200...299).contains(answer.status) else {
             throw .http(
                 catalog: catalog.name.value, url: url, status: answer.status,
-                answer: String(decoding: answer.body.prefix(200), as: UTF8.self))
+                answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
         return try Self.parse(answer.body, catalog: catalog.name.value, url: url)
     }
@@ -313,7 +321,7 @@ public struct CatalogSync {
         guard (200...299).contains(answer.status) else {
             throw .http(
                 catalog: catalog.name.value, url: url, status: answer.status,
-                answer: String(decoding: answer.body.prefix(200), as: UTF8.self))
+                answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
     }
 

@@ -5,17 +5,59 @@ public enum NotifyMode: String, Sendable, CaseIterable {
     case always, failures, off
 }
 
-/// One `header = Name: value` line, or a header courier adds itself.
+/// Why a name or value cannot be an HTTP header field.
+public enum HeaderFieldError: Error, Sendable, Equatable, CustomStringConvertible {
+    case badName(String)
+    case controlByte(name: String, byte: UInt8)
+
+    public var description: String {
+        switch self {
+        case .badName(let name): return "`\(name.prefix(64))` is not a header name (letters, digits and !#$%&'*+-.^_`|~)"
+        case .controlByte(let name, let byte):
+            return "the value for \(name) holds a control byte (0x\(String(byte, radix: 16))); "
+                + "CR, LF, NUL and other controls would let it add or split headers"
+        }
+    }
+}
+
+/// One header as it goes on the wire. Every header courier sends, from a
+/// `header =` line, a token file, a record's `etag` or courier itself, is
+/// made through this initialiser, so this is the one place that stops a
+/// value from adding headers or smuggling a request (RFC 9110 §5.5: no
+/// CR, LF, NUL or other control byte; tab is allowed).
 public struct HTTPHeaderField: Sendable, Equatable {
     public let name: String
     public let value: String
 
-    public init(name: String, value: String) {
+    public init(name: String, value: String) throws(HeaderFieldError) {
+        guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else { throw .badName(name) }
+        if let byte = Self.controlByte(in: value) { throw .controlByte(name: name, byte: byte) }
         self.name = name
         self.value = value
     }
 
+    /// A field written in courier's own source: both parts are constants,
+    /// so a bad one is a programming error caught by the first test run.
+    public init(constant name: StaticString, _ value: StaticString) {
+        do { try self.init(name: "\(name)", value: "\(value)") } catch { preconditionFailure("\(error)") }
+    }
+
     public var line: String { "\(name): \(value)" }
+
+    /// The first byte that may not stand in a field value, if any.
+    public static func controlByte(in value: String) -> UInt8? {
+        value.utf8.first { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
 }
 
 /// How a subscriber takes items: one POST each, or POSTed in batches.
@@ -142,6 +184,8 @@ public struct Configuration: Sendable {
     public var deviceID: String
     public var notify: NotifyMode
     public var notifyCommand: String?
+    /// How long a notifier may run before its process group is stopped.
+    public var notifyTimeout: Duration = .seconds(30)
     public var retention: Duration
     public var routeWait: Duration
     public var settle: Duration
@@ -155,6 +199,21 @@ public struct Configuration: Sendable {
     public var catalogs: [Catalog] = []
 
     public static let defaultSpool = "/var/spool/courier"
+
+    /// Every secret this configuration knows, for whatever is written down.
+    public var redactor: Redactor {
+        var redactor = Redactor()
+        for subscriber in subscribers {
+            if let token = subscriber.token { redactor.add(token) }
+            redactor.addCredentials(of: subscriber.url)
+        }
+        for catalog in catalogs {
+            if let token = catalog.token { redactor.add(token) }
+            redactor.addCredentials(of: catalog.url)
+            if let ack = catalog.ackURL { redactor.addCredentials(of: ack) }
+        }
+        return redactor
+    }
 
     public init(spool: String, subscribers: [Subscriber]) {
         self.file = nil

@@ -99,8 +99,12 @@ final class CurlEasy {
 final class CurlHeaderList {
     private(set) var list: UnsafeMutablePointer<curl_slist>?
 
-    init(_ lines: [String]) throws(CurlError) {
-        for line in lines {
+    /// Only checked fields can become a list: see `HTTPHeaderField`.
+    init(_ fields: [HTTPHeaderField]) throws(CurlError) {
+        for field in fields {
+            // `Name:` with nothing after it is how curl is told to leave out
+            // a header it would add (Expect).
+            let line = field.value.isEmpty ? field.name + ":" : field.line
             guard let appended = curl_slist_append(list, line) else {
                 curl_slist_free_all(list)
                 throw CurlError(CURLE_OUT_OF_MEMORY)

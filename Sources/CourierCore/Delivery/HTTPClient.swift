@@ -13,7 +13,7 @@ struct DeliveryRequest {
     let body: [UInt8]
     let subscriber: Subscriber
     let url: String
-    var extraHeaders: [String] = []
+    var extraHeaders: [HTTPHeaderField] = []
     /// How much of the answer to keep: the ledger needs 200 bytes, a batch
     /// needs its whole `results`.
     var answerCapture = LedgerLine.detailLimit
@@ -37,29 +37,25 @@ final class HTTPClient {
     private var idle: [CurlEasy] = []
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
     private let timeout: Duration
-    private let deviceID: String
-    private let session: String
 
     /// Bytes of an answer courier reads before it hangs up: enough for any
     /// acknowledgement, and an endless body cannot hold a slot forever.
     static let answerLimit = 64 * 1024
 
-    init(timeout: Duration, deviceID: String, session: String) throws(CurlError) {
+    init(timeout: Duration) throws(CurlError) {
         self.multi = try CurlMulti()
         self.timeout = timeout
-        self.deviceID = deviceID
-        self.session = session
     }
 
     var activeCount: Int { running.count }
 
-    /// Starts a POST; its response comes out of `collect` with `tag`.
-    func start(_ request: DeliveryRequest, tag: Int, now: Timestamp) throws(CurlError) {
+    /// Starts a POST with its checked headers (`DeliveryHeaders`); its
+    /// response comes out of `collect` with `tag`.
+    func start(_ request: DeliveryRequest, headers: [HTTPHeaderField], tag: Int) throws(CurlError) {
         let easy: CurlEasy
         if let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
         let transfer = Transfer(
-            easy: easy, tag: tag, headers: try CurlHeaderList(headerLines(for: request, now: now)),
-            capture: request.answerCapture)
+            easy: easy, tag: tag, headers: try CurlHeaderList(headers), capture: request.answerCapture)
         do {
             try configure(easy, for: request, transfer: transfer)
             try multi.add(easy)
@@ -102,28 +98,6 @@ final class HTTPClient {
         easy.reset()
         idle.append(easy)
         return (transfer.tag, response)
-    }
-
-    private func headerLines(for request: DeliveryRequest, now: Timestamp) -> [String] {
-        let key = request.key
-        var lines = [
-            "Content-Type: application/json",
-            "Idempotency-Key: \(key)",
-            "User-Agent: courier/\(CourierVersion.current)",
-            "Courier-Device: \(deviceID)",
-            "Courier-Session: \(session)",
-            // curl would otherwise wait up to a second for `100 Continue`.
-            "Expect:",
-        ]
-        if let token = request.subscriber.token { lines.append("Authorization: Bearer \(token)") }
-        lines += request.subscriber.headers.map(\.line)
-        lines += request.extraHeaders
-        if let secret = request.subscriber.signingSecret {
-            let timestamp = now.secondsSinceEpoch
-            let signature = WebhookSigner(secret: secret).signature(id: key, timestamp: timestamp, body: request.body)
-            lines += ["webhook-id: \(key)", "webhook-timestamp: \(timestamp)", "webhook-signature: \(signature)"]
-        }
-        return lines
     }
 
     private func configure(_ easy: CurlEasy, for request: DeliveryRequest, transfer: Transfer) throws(CurlError) {

@@ -4,7 +4,7 @@ import CCurl
 /// (one page at a time), with the same TLS and redirect rules as delivery.
 struct HTTPFetch {
     let timeout: Duration
-    let headers: [String]
+    let headers: [HTTPHeaderField]
     /// The largest answer read; a catalog page is far smaller.
     static let answerLimit = 64 << 20
 
@@ -29,9 +29,9 @@ struct HTTPFetch {
     private func perform(_ url: String, body: [UInt8]?) throws(CurlError) -> Answer {
         let easy = try CurlEasy()
         let sink = Sink()
-        var lines = headers + ["Expect:"]
-        if body != nil { lines.append("Content-Type: application/json") }
-        let list = try CurlHeaderList(lines)
+        var fields = headers + [HTTPHeaderField(constant: "Expect", "")]
+        if body != nil { fields.append(HTTPHeaderField(constant: "Content-Type", "application/json")) }
+        let list = try CurlHeaderList(fields)
         let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errors.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         defer { errors.deallocate() }

@@ -4,31 +4,45 @@ import Glibc
 public final class Ledger {
     private let directory: DirectoryHandle
     private var openDay: (day: String, file: FileDescriptor)?
+    /// The open day file may end in half a line (a write that failed and
+    /// could not be taken back, or an earlier process's): the next write
+    /// starts with a newline so that its lines stay whole.
+    private var mayEndTorn = false
     private let log: EventLog
     private let faults: FaultPlan?
+    private let redactor: Redactor
 
-    public init(directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil) {
+    public init(directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()) {
         self.directory = directory
         self.log = log
         self.faults = faults
+        self.redactor = redactor
     }
 
-    /// Appends each line with one write(2) to an O_APPEND file, so
-    /// concurrent writers never interleave, then fsyncs each day file once:
-    /// when this returns, the lines are on disk.
+    /// Appends the lines, one write(2) per day file under an flock (so
+    /// courier's writers never interleave or undo each other), then fsyncs
+    /// each day file once: when this returns, the lines are on disk. A
+    /// write that fails is taken back, so the file always ends in a whole
+    /// line. Details are redacted before they are cut to their 200 bytes.
     public func append(_ lines: [LedgerLine]) throws(SpoolError) {
         guard !lines.isEmpty else { return }
-        var touched: [String: FileDescriptor] = [:]
-        for line in lines {
+        let redacted = lines.map { line in
+            var line = line
+            line.detail = redactor.redact(line.detail)
+            return line
+        }
+        var days: [String] = []
+        var text: [String: [UInt8]] = [:]
+        for line in redacted {
             let day = line.time.utcDay
+            if text[day] == nil { days.append(day) }
+            text[day, default: []] += Array(line.formatted.utf8)
+        }
+        var touched: [(day: String, file: FileDescriptor)] = []
+        for day in days {
             let file = try dayFile(day)
-            do {
-                try faults?.check(.write)
-                try file.write(Array(line.formatted.utf8))
-            } catch {
-                throw .operation("append to", path: "ledger/\(day).tsv", error)
-            }
-            touched[day] = file
+            try write(text[day] ?? [], to: file, day: day)
+            touched.append((day, file))
         }
         for (day, file) in touched {
             do {
@@ -38,11 +52,38 @@ public final class Ledger {
                 throw .operation("sync", path: "ledger/\(day).tsv", error)
             }
         }
-        for line in lines { log.record(line) }
+        for line in redacted { log.record(line) }
     }
 
     public func append(_ line: LedgerLine) throws(SpoolError) {
         try append([line])
+    }
+
+    private func write(_ bytes: [UInt8], to file: FileDescriptor, day: String) throws(SpoolError) {
+        let result: Result<Void, Errno> = file.whileLocked { () -> Result<Void, Errno> in
+            var start = 0
+            do throws(Errno) {
+                start = try file.status().size
+                if mayEndTorn, start > 0, try file.byte(at: start - 1) != 0x0A {
+                    try file.write([0x0A])
+                    start += 1
+                }
+                mayEndTorn = false
+                if let tear = faults?.tear(.write) {
+                    try file.write(bytes.prefix(bytes.count / 2))
+                    throw tear
+                }
+                try faults?.check(.write)
+                try file.write(bytes)
+                return .success(())
+            } catch {
+                // Take back whatever part of the lines got written; if even
+                // that fails, the next write begins on a new line.
+                if (try? file.truncate(to: start)) == nil { mayEndTorn = true }
+                return .failure(error)
+            }
+        }
+        if case .failure(let error) = result { throw .operation("append to", path: "ledger/\(day).tsv", error) }
     }
 
     private func dayFile(_ day: String) throws(SpoolError) -> FileDescriptor {
@@ -52,13 +93,16 @@ public final class Ledger {
         let file: FileDescriptor
         do {
             existed = try directory.contains(name)
-            file = try directory.openFile(name, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)
+            // Read as well as append: the last byte tells whether it ends torn.
+            file = try directory.openFile(name, flags: O_RDWR | O_APPEND | O_CREAT, mode: 0o640)
             // A new day file must survive a crash as a directory entry too.
             if !existed { try directory.sync() }
         } catch {
             throw .operation("open", path: "ledger/\(day).tsv", error)
         }
         openDay = (day, file)
+        // Another process may have left this file torn.
+        mayEndTorn = existed
         return file
     }
 
@@ -76,7 +120,9 @@ public final class Ledger {
 
     /// Every well-formed line from `since` (a UTC day, inclusive) on, in
     /// file order. Malformed lines are counted, not fatal: the ledger is a
-    /// text file people may edit.
+    /// text file people may edit. A last line without its newline is one
+    /// being written (or torn by a crash): it is read if it parses and
+    /// otherwise passed over without being counted.
     public static func read(
         from directory: DirectoryHandle, sinceDay: String? = nil, untilDay: String? = nil,
         _ visit: (LedgerLine) -> Void
@@ -93,8 +139,14 @@ public final class Ledger {
                 throw .operation("read", path: "ledger/\(name)", error)
             }
             let text = String(decoding: bytes, as: UTF8.self)
-            for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-                if let parsed = LedgerLine(parsing: line) { visit(parsed) } else { malformed += 1 }
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+            let endsWhole = bytes.last == 0x0A
+            for (index, line) in lines.enumerated() {
+                if let parsed = LedgerLine(parsing: line) {
+                    visit(parsed)
+                } else if endsWhole || index < lines.count - 1 {
+                    malformed += 1
+                }
             }
         }
         return malformed

@@ -75,11 +75,11 @@ public struct LedgerLine: Sendable, Equatable {
             durationMilliseconds: duration, detail: Self.unescape(columns[8]))
     }
 
-    /// The first 200 bytes, never cutting a UTF-8 character in half.
-    static func clip(_ text: String) -> String {
+    /// The first `limit` bytes, never cutting a UTF-8 character in half.
+    static func clip(_ text: String, to limit: Int = detailLimit) -> String {
         let bytes = Array(text.utf8)
-        guard bytes.count > detailLimit else { return text }
-        var end = detailLimit
+        guard bytes.count > limit else { return text }
+        var end = limit
         // Back up over continuation bytes (10xxxxxx) to a character start.
         while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }
         return String(decoding: bytes[0..<end], as: UTF8.self)

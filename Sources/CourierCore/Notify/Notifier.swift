@@ -23,9 +23,6 @@ public struct Notifier {
         self.spool = spool
     }
 
-    /// A notifier that does not finish in this time is killed and counted as failing.
-    static let timeout: Duration = .seconds(30)
-
     /// Whether this summary calls for a notification under the configured mode.
     public func wants(_ summary: RoundSummary) -> Bool {
         guard summary.mode == .background, configuration.notifyCommand != nil else { return false }
@@ -81,33 +78,25 @@ public struct Notifier {
             unlink(errorPath)
         }
         guard FileManager.default.createFile(atPath: inputPath, contents: input + Data([0x0A])),
-            FileManager.default.createFile(atPath: errorPath, contents: nil),
-            let stdin = FileHandle(forReadingAtPath: inputPath), let stderr = FileHandle(forWritingAtPath: errorPath)
+            FileManager.default.createFile(atPath: errorPath, contents: nil)
         else { return "unable to stage the notification in \(spool.path)/tmp" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command)
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr
-        do { try process.run() } catch {
-            return "notify-command \(command) could not start: \(error.localizedDescription)"
-        }
-        let deadline = MonotonicInstant.now() + Self.timeout
-        while process.isRunning && MonotonicInstant.now() < deadline { usleep(5_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            return "notify-command \(command) did not finish within \(Units.describe(Self.timeout))"
+        let ending: ChildProcess.Ending
+        do {
+            ending = try ChildProcess(path: command, standardInput: inputPath, standardError: errorPath).run(
+                deadline: configuration.notifyTimeout)
+        } catch {
+            return "notify-command \(command) could not start: \(error)"
         }
         let errorBytes = FileManager.default.contents(atPath: errorPath) ?? Data()
         let errorText = String(decoding: errorBytes.prefix(200), as: UTF8.self).trimmingSpaces
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let how =
-                process.terminationReason == .exit
-                ? "exited with status \(process.terminationStatus)"
-                : "was killed by signal \(process.terminationStatus)"
-            return "notify-command \(command) \(how)" + (errorText.isEmpty ? "" : ": \(errorText)")
+        let how: String
+        switch ending {
+        case .exited(0): return nil
+        case .exited(let status): how = "exited with status \(status)"
+        case .signalled(let signal): how = "was killed by signal \(signal)"
+        case .timedOut:
+            how = "did not finish within \(Units.describe(configuration.notifyTimeout)); its process group was killed"
         }
-        return nil
+        return "notify-command \(command) \(how)" + (errorText.isEmpty ? "" : ": \(errorText)")
     }
 }

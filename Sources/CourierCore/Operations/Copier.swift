@@ -17,7 +17,7 @@ public struct Copier {
         let copy = EntryName(
             key: DeliveryKey(id: original.key.id, copy: try nextCopyNumber(of: original.key.id)), subscriber: target)
         do {
-            let bytes = try spool.read(item.name, in: item.state, limit: configuration.maxRecordSize + 1)
+            let bytes = try spool.read(item.name, in: item.state, limit: configuration.maxRecordSize)
             try spool.deliverNewFile(bytes, named: copy.fileName, into: .queued)
             try Ledger(directory: spool.ledgerDirectory).append(
                 LedgerLine(

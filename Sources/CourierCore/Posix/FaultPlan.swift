@@ -10,6 +10,9 @@ public final class FaultPlan {
     public let operation: Operation?
     public let occurrence: Int
     public let error: Errno
+    /// The planned write gets half its bytes out before it fails, as a
+    /// disk that fills up in the middle of a write does.
+    public let tearing: Bool
     /// How many of each operation have been attempted so far.
     public private(set) var counts: [Operation: Int] = [:]
 
@@ -18,13 +21,24 @@ public final class FaultPlan {
         self.init(failing: nil, at: 0, with: Errno(0))
     }
 
-    public init(failing operation: Operation?, at occurrence: Int, with error: Errno) {
+    public init(failing operation: Operation?, at occurrence: Int, with error: Errno, tearing: Bool = false) {
         self.operation = operation
         self.occurrence = occurrence
         self.error = error
+        self.tearing = tearing
+    }
+
+    /// For a tearing plan: counts the operation like `check`, and returns
+    /// the error when this is the one to tear (the caller writes half, then
+    /// throws it). Nil for every other plan and occurrence.
+    func tear(_ operation: Operation) -> Errno? {
+        guard tearing, operation == self.operation else { return nil }
+        counts[operation, default: 0] += 1
+        return counts[operation] == occurrence ? error : nil
     }
 
     func check(_ operation: Operation) throws(Errno) {
+        if tearing && operation == self.operation { return }  // counted by `tear`
         counts[operation, default: 0] += 1
         if operation == self.operation && counts[operation] == occurrence { throw error }
     }

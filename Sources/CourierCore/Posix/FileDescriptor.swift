@@ -61,6 +61,27 @@ public final class FileDescriptor {
         }
     }
 
+    /// Cuts the file back to `size` bytes.
+    public func truncate(to size: Int) throws(Errno) {
+        try system { ftruncate(rawValue, off_t(size)) }
+    }
+
+    /// The byte at `offset`, without moving the file position; nil past the end.
+    public func byte(at offset: Int) throws(Errno) -> UInt8? {
+        var byte: UInt8 = 0
+        let count = try systemCount { pread(rawValue, &byte, 1, off_t(offset)) }
+        return count == 1 ? byte : nil
+    }
+
+    /// An exclusive flock held while `body` runs.
+    public func whileLocked<T>(_ body: () -> T) -> T {
+        // A lock that cannot be had (EINTR aside, it always can) must not
+        // stop the write; the lock only serialises courier's own writers.
+        _ = try? system { flock(rawValue, LOCK_EX) }
+        defer { flock(rawValue, LOCK_UN) }
+        return body()
+    }
+
     public func sync() throws(Errno) {
         try system { fsync(rawValue) }
     }
@@ -94,6 +115,8 @@ public struct FileStatus: Sendable {
     public let mode: UInt32
     public let modified: Timestamp
     public let device: UInt64
+    /// Hard links to the file: more than one means another name elsewhere.
+    public let links: Int
 
     init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -111,5 +134,6 @@ public struct FileStatus: Sendable {
         modified = Timestamp(
             nanosecondsSinceEpoch: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
         device = UInt64(info.st_dev)
+        links = Int(info.st_nlink)
     }
 }

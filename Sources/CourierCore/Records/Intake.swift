@@ -10,6 +10,8 @@ public struct IntakeReport: Sendable, Equatable {
     public var settling = 0
     /// The safe names the invalid files got in needsAttention/.
     public var flagged: [String] = []
+    /// Group commits made: one ledger fsync and one folder fsync each.
+    public var groups = 0
 }
 
 /// Turns every file a script dropped into `queued/` under any name into
@@ -31,12 +33,18 @@ struct Intake {
     let now: Timestamp
 
     /// Dropped files committed together: one ledger fsync and one directory
-    /// fsync per group.
+    /// fsync per group. A group holds its records' bytes until it commits,
+    /// so it is bounded by bytes too: memory stays flat whatever
+    /// `max-record-size` allows.
     static let groupSize = 256
+    static let groupBytes = 4 << 20
 
     /// An accepted record waiting for its group's commit.
     private struct Accepted {
         let name: FileName
+        /// The dropped file, open: its data is fsynced before it becomes an
+        /// entry (Postfix's pickup does the same before cleanup takes it).
+        let file: FileDescriptor
         let record: Record
         let target: SpoolState
         /// New entries; the first takes the dropped file by rename.
@@ -51,6 +59,7 @@ struct Intake {
             throw .operation("list", path: "queued/", error)
         }
         var group: [Accepted] = []
+        var groupBytes = 0
         var planned: [EntryName: [UInt8]] = [:]
         while true {
             let name: FileName?
@@ -59,10 +68,12 @@ struct Intake {
             if EntryName(fileName: name) != nil { continue }
             if let accepted = try take(name, planned: &planned, into: &report) {
                 group.append(accepted)
-                if group.count >= Self.groupSize {
+                groupBytes += accepted.record.bytes.count
+                if group.count >= Self.groupSize || groupBytes >= Self.groupBytes {
                     try commit(group, into: &report)
                     group.removeAll(keepingCapacity: true)
                     planned.removeAll(keepingCapacity: true)
+                    groupBytes = 0
                 }
             }
         }
@@ -81,17 +92,20 @@ struct Intake {
         guard let status else { return nil }
         guard status.kind == .regular else {
             try flag(
-                name, reason: "not a regular file (\(Self.describe(status.kind))); it was not followed or read",
-                report: &report)
+                name, reason: "not a regular file (\(status.kind.words)); it was not followed or read", report: &report)
             return nil
         }
         let bytes: [UInt8]
-        switch readIntakeFile(name) {
-        case .vanished: return nil
-        case .refused(let reason):
+        let file: FileDescriptor
+        switch spool.openChecked(name, in: .queued, limit: configuration.maxRecordSize) {
+        case (.vanished, _): return nil
+        case (.refused(let reason), _):
             try flag(name, reason: reason, report: &report)
             return nil
-        case .read(let content): bytes = content
+        case (.read(let content), let opened?):
+            bytes = content
+            file = opened
+        case (.read, nil): return nil
         }
 
         let record: Record
@@ -130,16 +144,16 @@ struct Intake {
             if let earlier = planned[entry] {
                 existing = (earlier, "an earlier file of this round", nil)
             } else if let state = try spool.locate(entry.fileName) {
-                let stored = try spool.read(entry.fileName, in: state, limit: configuration.maxRecordSize + 1)
-                existing = (stored, "\(state.rawValue)/\(entry)", state)
+                switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
+                case .read(let stored): existing = (stored, "\(state.rawValue)/\(entry)", state)
+                case .refused, .vanished: existing = ([], "\(state.rawValue)/\(entry)", state)
+                }
             }
             guard let existing else {
                 entries.append(entry)
                 continue
             }
-            // A route merged into a workout changes its bytes; the same
-            // workout dropped again is still a repeat, not a conflict.
-            guard existing.bytes == bytes || record.awaitRoute else {
+            guard existing.bytes == bytes || Self.isSameWorkout(bytes, withRouteIn: existing.bytes, record) else {
                 try flag(
                     name,
                     reason: "id \(record.id) is already used by \(existing.place) with a different body; "
@@ -151,14 +165,25 @@ struct Intake {
         }
         for entry in entries { planned[entry] = bytes }
         return Accepted(
-            name: name, record: record, target: record.awaitRoute ? .awaitingRoute : .queued, entries: entries,
+            name: name, file: file, record: record, target: record.awaitRoute ? .awaitingRoute : .queued, entries: entries,
             duplicates: duplicates)
     }
 
     /// Makes a group of accepted files durable entries (see the type's comment).
     private func commit(_ group: [Accepted], into report: inout IntakeReport) throws(SpoolError) {
         guard !group.isEmpty else { return }
+        report.groups += 1
         let queued = spool.directory(.queued)
+        // The dropped bytes reach the disk before any name or line says
+        // they are an entry: after a power cut an entry is never empty.
+        for accepted in group where !accepted.entries.isEmpty {
+            do {
+                try spool.faults?.check(.sync)
+                try accepted.file.sync()
+            } catch {
+                throw .operation("sync", path: "queued/\(accepted.name)", error)
+            }
+        }
         var staged: [(temporary: FileName, entry: EntryName, target: SpoolState)] = []
         // Whatever was staged and not renamed when this fails goes: a
         // failed group leaves no orphans in tmp/.
@@ -201,7 +226,7 @@ struct Intake {
                 // file courier may not touch (read-only, another owner) keeps
                 // its own time rather than block the round.
                 try? queued.touch(accepted.name)
-                try spool.move(accepted.name, from: .queued, to: accepted.target, as: first.fileName)
+                try takeDroppedFile(accepted, as: first)
             } else {
                 do { try queued.remove(accepted.name) } catch {
                     throw .operation("remove", path: "queued/\(accepted.name)", error)
@@ -211,6 +236,29 @@ struct Intake {
             report.duplicates += accepted.duplicates.count
         }
         try spool.sync(group.contains { $0.target == .awaitingRoute } ? [.queued, .awaitingRoute] : [.queued])
+    }
+
+    /// The dropped file becomes the first entry by rename. A person who
+    /// moved it away meanwhile does not lose the record: its bytes, read and
+    /// checked, are written as the entry instead.
+    private func takeDroppedFile(_ accepted: Accepted, as entry: EntryName) throws(SpoolError) {
+        do {
+            try spool.move(accepted.name, from: .queued, to: accepted.target, as: entry.fileName)
+        } catch {
+            guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
+            try spool.deliverNewFile(accepted.record.bytes, named: entry.fileName, into: accepted.target)
+        }
+    }
+
+    /// A workout that waited for its route is stored with `data.route`
+    /// merged in; dropped again as it first was, it is a repeat, while a
+    /// corrected one (other bytes) is not.
+    static func isSameWorkout(_ dropped: [UInt8], withRouteIn stored: [UInt8], _ record: Record) -> Bool {
+        guard record.awaitRoute, let data = JSONSplice.value(of: "data", in: stored),
+            let inner = JSONSplice.object(at: 0, in: data),
+            let route = inner.members.last(where: { $0.name == Array("route".utf8) })
+        else { return false }
+        return JSONSplice.settingRoute(Array(data[route.value]), in: dropped) == stored
     }
 
     /// A route record is never sent on its own: it waits in awaitingRoute/
@@ -252,33 +300,6 @@ struct Intake {
         }
         let chosen = configuration.subscribers.filter { $0.takes(kind: record.kind) }
         return chosen.isEmpty ? .refused("no subscriber takes kind \(record.kind)") : .chosen(chosen)
-    }
-
-    private enum IntakeRead {
-        case read([UInt8])
-        case refused(String)
-        case vanished
-    }
-
-    /// Opens without following links or blocking on FIFOs, and checks the
-    /// opened file again: the name may have been swapped since lstat.
-    private func readIntakeFile(_ name: FileName) -> IntakeRead {
-        do {
-            let file = try spool.directory(.queued).openFile(name, flags: O_RDONLY)
-            let opened = try file.status()
-            guard opened.kind == .regular else {
-                return .refused("not a regular file (\(Self.describe(opened.kind)))")
-            }
-            if opened.size > configuration.maxRecordSize {
-                return .refused(
-                    RecordProblem.tooLarge(size: opened.size, limit: configuration.maxRecordSize).description)
-            }
-            return .read(try file.read(upTo: configuration.maxRecordSize + 1))
-        } catch  where error == .noSuchFile {
-            return .vanished
-        } catch {
-            return .refused("unreadable: \(error)")
-        }
     }
 
     /// Moves an intake file to needsAttention/ unchanged, under a safe name,
@@ -339,18 +360,5 @@ struct Intake {
     /// A dropped file's name for the ledger: printable, never a tab.
     static func printable(_ name: FileName) -> String {
         String(String(decoding: name.bytes, as: UTF8.self).prefix(100))
-    }
-
-    static func describe(_ kind: FileStatus.Kind) -> String {
-        switch kind {
-        case .regular: return "regular file"
-        case .directory: return "directory"
-        case .symbolicLink: return "symbolic link"
-        case .fifo: return "FIFO"
-        case .socket: return "socket"
-        case .characterDevice: return "character device"
-        case .blockDevice: return "block device"
-        case .unknown: return "unknown file type"
-        }
     }
 }

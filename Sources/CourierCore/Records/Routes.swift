@@ -16,6 +16,8 @@ enum RouteFile {
 struct RouteReport {
     var attached: [EntryName] = []
     var timedOut: [String] = []
+    /// Workouts the route could not be merged into (they need attention).
+    var failed: [String] = []
 }
 
 /// The routes step of a round: merges each waiting route into its
@@ -58,7 +60,7 @@ struct RouteStep {
                     reason: "no workout \(id) arrived within route-wait")
                 continue
             }
-            let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize + 1)
+            let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
             let route = JSONSplice.value(of: "data", in: routeRecord) ?? routeRecord
             for (entry, state) in targets {
                 try attach(route, to: entry, in: state, report: &report)
@@ -84,12 +86,28 @@ struct RouteStep {
     private func attach(_ route: [UInt8], to entry: EntryName, in state: SpoolState, report: inout RouteReport)
         throws(SpoolError)
     {
-        let workout = try spool.read(entry.fileName, in: state, limit: configuration.maxRecordSize + 1)
+        let workout: [UInt8]
+        switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
+        case .vanished: return
+        case .refused(let reason):
+            try setAside(entry, from: state, reason: "cannot attach the route: the workout is \(reason)", report: &report)
+            return
+        case .read(let bytes): workout = bytes
+        }
         guard let merged = JSONSplice.settingRoute(route, in: workout) else {
-            try ledger.append(
-                line(entry, .needsAttention, "cannot attach the route: the workout's `data` is not an object"))
-            try spool.move(entry.fileName, from: state, to: .needsAttention)
-            report.timedOut.append(entry.description)
+            try setAside(
+                entry, from: state, reason: "cannot attach the route: the workout's `data` is not an object",
+                report: &report)
+            return
+        }
+        // The workout stays as it was rather than be sent cut or oversized.
+        guard merged.count <= configuration.maxRecordSize else {
+            try setAside(
+                entry, from: state,
+                reason: "cannot attach the route: the merged workout would be "
+                    + RecordProblem.tooLarge(size: merged.count, limit: configuration.maxRecordSize).description
+                    .replacingOccurrences(of: "record is ", with: ""),
+                report: &report)
             return
         }
         try spool.deliverNewFile(merged, named: entry.fileName, into: state)
@@ -97,6 +115,14 @@ struct RouteStep {
             line(entry, .routeAttached, "route merged as data.route; \(state == .queued ? "in" : "to") queued/"))
         if state != .queued { try spool.move(entry.fileName, from: state, to: .queued) }
         report.attached.append(entry)
+    }
+
+    private func setAside(_ entry: EntryName, from state: SpoolState, reason: String, report: inout RouteReport)
+        throws(SpoolError)
+    {
+        try ledger.append(line(entry, .needsAttention, reason))
+        try spool.move(entry.fileName, from: state, to: .needsAttention)
+        report.failed.append(entry.description)
     }
 
     private func expireIfOld(
@@ -128,7 +154,9 @@ struct RouteStep {
         var waiting: [RecordID: [EntryName]] = [:]
         for (id, entries) in found {
             for entry in entries {
-                let bytes = try spool.read(entry.fileName, in: .queued, limit: configuration.maxRecordSize + 1)
+                // One that cannot be read is left for delivery to set aside.
+                guard case .read(let bytes) = spool.readChecked(entry.fileName, in: .queued, limit: configuration.maxRecordSize)
+                else { continue }
                 let hasRoute =
                     JSONSplice.value(of: "data", in: bytes).flatMap { data in
                         JSONSplice.object(at: 0, in: data)?.members.contains { $0.name == Array("route".utf8) }

@@ -11,6 +11,11 @@ final class DeliveryPass {
     private let ledger: Ledger
     private let round: RoundID
     private let mode: RoundMode
+    private let log: EventLog
+    private let headers: DeliveryHeaders
+    /// How much of a single answer to keep: the ledger's 200 bytes, and
+    /// enough past them that a secret straddling the cut is redacted whole.
+    private let answerCapture: Int
     /// Made on first use: an empty round never initialises curl and TLS.
     private var lazyClient: HTTPClient?
     private var summary: RoundSummary
@@ -54,7 +59,7 @@ final class DeliveryPass {
 
     init(
         spool: Spool, configuration: Configuration, ledger: Ledger, round: RoundID, mode: RoundMode,
-        summary: RoundSummary
+        summary: RoundSummary, log: EventLog = .silent
     ) throws(RoundError) {
         self.spool = spool
         self.configuration = configuration
@@ -62,6 +67,9 @@ final class DeliveryPass {
         self.round = round
         self.mode = mode
         self.summary = summary
+        self.log = log
+        self.headers = DeliveryHeaders(deviceID: configuration.deviceID, session: round.value)
+        self.answerCapture = LedgerLine.detailLimit + configuration.redactor.longest
         do { feed = try spool.directory(.queued).entries() } catch {
             throw .spool(.operation("list", path: "queued/", error))
         }
@@ -74,7 +82,7 @@ final class DeliveryPass {
         if let lazyClient { return lazyClient }
         let timeout = mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout
         do {
-            let made = try HTTPClient(timeout: timeout, deviceID: configuration.deviceID, session: round.value)
+            let made = try HTTPClient(timeout: timeout)
             lazyClient = made
             return made
         } catch {
@@ -197,11 +205,17 @@ final class DeliveryPass {
                 if case .rename(_, _, let errno) = error, errno == .noSuchFile { continue }
                 throw .spool(error)
             }
+            // An entry gets the checks a dropped file gets, now that it is
+            // claimed: a script may have dropped it under an entry name.
             let body: [UInt8]
-            do {
-                body = try spool.read(entry.fileName, in: .sending, limit: configuration.maxRecordSize + 1)
-            } catch {
-                throw .spool(error)
+            switch spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize) {
+            case .read(let bytes): body = bytes
+            case .refused(let reason):
+                setAside([entry], subscriber: subscriber, reason: reason)
+                continue
+            case .vanished:
+                log(.warning, "sending/\(entry) was moved away by someone else before it was read; not sent")
+                continue
             }
             bytes += body.count + entry.key.description.utf8.count + BatchBody.overheadPerItem
             items.append(Item(entry: entry, body: body))
@@ -225,22 +239,57 @@ final class DeliveryPass {
         } else {
             let item = request.items[0]
             wire = DeliveryRequest(
-                key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url)
-            if let tag = OptimisticConcurrency.ifMatch(for: item.body) { wire.extraHeaders.append("If-Match: \(tag)") }
+                key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url,
+                answerCapture: answerCapture)
+            if let tag = OptimisticConcurrency.ifMatch(for: item.body) {
+                do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
+                    setAside(
+                        request.items.map(\.entry), subscriber: subscriber,
+                        reason: "its `etag`/`version` cannot be sent as If-Match: \(error)")
+                    return
+                }
+            }
         }
         if subscriber.gzip, let compressed = Gzip.compress(wire.body) {
             wire = DeliveryRequest(
                 key: wire.key, body: compressed, subscriber: subscriber, url: wire.url,
-                extraHeaders: wire.extraHeaders + ["Content-Encoding: gzip"], answerCapture: wire.answerCapture)
+                extraHeaders: wire.extraHeaders + [Self.gzipEncoding], answerCapture: wire.answerCapture)
+        }
+        let fields: [HTTPHeaderField]
+        do { fields = try headers.fields(for: wire, now: .now()) } catch {
+            setAside(request.items.map(\.entry), subscriber: subscriber, reason: "cannot be sent: \(error)")
+            return
         }
         let client = try client()
         do {
-            try client.start(wire, tag: nextTag, now: .now())
+            try client.start(wire, headers: fields, tag: nextTag)
         } catch {
             throw .curl(error)
         }
         inFlight[nextTag] = request
         active[subscriber.name, default: 0] += 1
+    }
+
+    /// `Content-Encoding: gzip`: a constant, well-formed field.
+    private static let gzipEncoding = HTTPHeaderField(constant: "Content-Encoding", "gzip")
+
+    /// Claimed entries that will not be sent: they need attention with the
+    /// reason, in the next group commit, and the round goes on.
+    private func setAside(_ entries: [EntryName], subscriber: Subscriber, reason: String) {
+        let now = Timestamp.now()
+        var tally = summary.subscribers[subscriber.name.value, default: SubscriberTally()]
+        for entry in entries {
+            pendingLines.append(
+                LedgerLine(
+                    time: now, round: round.value, subscriber: subscriber.name.value, key: entry.key.description,
+                    event: .needsAttention, detail: reason))
+            pendingMoves.append((entry, .needsAttention))
+            tally.needsAttention += 1
+            summary.needsAttention += 1
+            summary.attention.append(entry.description)
+        }
+        summary.subscribers[subscriber.name.value] = tally
+        if pendingSince == nil { pendingSince = MonotonicInstant.now() }
     }
 
     /// A batch's own Idempotency-Key: the same entries give the same key,
@@ -277,9 +326,17 @@ final class DeliveryPass {
     /// moves, then fsyncs each touched folder once.
     private func commit() throws(RoundError) {
         guard !pendingLines.isEmpty || !pendingMoves.isEmpty else { return }
-        do {
+        do throws(SpoolError) {
             try ledger.append(pendingLines)
-            for (entry, state) in pendingMoves { try spool.move(entry.fileName, from: .sending, to: state) }
+            for (entry, state) in pendingMoves {
+                do {
+                    try spool.move(entry.fileName, from: .sending, to: state)
+                } catch {
+                    // A person moved it meanwhile: theirs is the last word.
+                    guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
+                    log(.warning, "sending/\(entry) was moved away by someone else; it stays where they put it")
+                }
+            }
             try spool.sync(pendingMoves.map(\.1) + [.sending])
         } catch {
             throw .spool(error)
@@ -302,7 +359,7 @@ final class DeliveryPass {
             let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
             let outcome = DeliveryOutcome.classify(
                 status: response.status, error: response.error, retryAfter: retryAfter)
-            var detail = detail(response, request.subscriber)
+            var detail = detail(response)
             var outcomes: [(Item, DeliveryOutcome, String)]
             if request.subscriber.mode == .batch {
                 if response.error?.isTimeout == true {
@@ -405,13 +462,11 @@ final class DeliveryPass {
     }
 
     /// The ledger's ninth column: the answer's first bytes, or the error.
-    /// A subscriber that echoes its token back never gets it into the ledger.
-    private func detail(_ response: DeliveryResponse, _ subscriber: Subscriber) -> String {
-        var text = String(decoding: response.answer.prefix(LedgerLine.detailLimit), as: UTF8.self)
-        if let error = response.error { text = error.message + (text.isEmpty ? "" : ": " + text) }
-        if let token = subscriber.token, !token.isEmpty {
-            text = text.replacingOccurrences(of: token, with: "[redacted]")
-        }
-        return text
+    /// The ledger redacts secrets (a subscriber that echoes its token) and
+    /// only then cuts it to 200 bytes.
+    private func detail(_ response: DeliveryResponse) -> String {
+        let text = String(decoding: response.answer, as: UTF8.self)
+        guard let error = response.error else { return text }
+        return error.message + (text.isEmpty ? "" : ": " + text)
     }
 }

@@ -32,7 +32,8 @@ public struct Round {
         let started = Timestamp.now()
         let clock = MonotonicInstant.now()
         let round = RoundID.make(at: started)
-        let ledger = Ledger(directory: spool.ledgerDirectory, log: log, faults: spool.faults)
+        let ledger = Ledger(
+            directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: configuration.redactor)
         log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
@@ -50,13 +51,14 @@ public struct Round {
             ).run()
             summary.routesAttached = routes.attached.count
             summary.routeTimeouts = routes.timedOut.count
-            summary.needsAttention += routes.timedOut.count
-            summary.attention += routes.timedOut
+            summary.needsAttention += routes.timedOut.count + routes.failed.count
+            summary.attention += routes.timedOut + routes.failed
         } catch {
             throw .spool(error)
         }
         summary = try DeliveryPass(
-            spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode, summary: summary
+            spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode, summary: summary,
+            log: log
         ).run()
         summary.finished = Timestamp.now().rfc3339
         summary.durationMilliseconds = (MonotonicInstant.now() - clock).milliseconds

@@ -173,11 +173,14 @@ public final class Spool {
         return FileName(bytes: Array(prefix.utf8) + name.bytes.prefix(160))
     }
 
-    /// Reads a whole small file from a state folder.
+    /// Reads a whole small file from a state folder; a file over `limit`
+    /// bytes is refused (EFBIG), never returned cut short.
     public func read(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> [UInt8] {
-        do {
+        do throws(Errno) {
             let file = try directory(state).openFile(name, flags: O_RDONLY)
-            return try file.read(upTo: limit)
+            let bytes = try file.read(upTo: limit + 1)
+            guard bytes.count <= limit else { throw Errno(EFBIG) }
+            return bytes
         } catch {
             throw .operation("read", path: "\(state.rawValue)/\(name)", error)
         }

@@ -1,0 +1,105 @@
+@testable import CourierCore
+import Foundation
+import Glibc
+import Testing
+
+/// A dropped file's bytes are on disk before it becomes an entry, the
+/// ledger ends in whole lines after any failure, and intake's memory is
+/// bounded by bytes, not only by count.
+@Suite struct DurabilityTests {
+    @Test("a dropped file is fsynced before its entry or its ledger line exists")
+    func aDroppedFileIsSyncedBeforeItIsAccepted() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        spool.companions.append(server)
+        try spool.dropRecord(id: "d1")
+        // The first fsync of the round must be the dropped file's own.
+        spool.spool.faults = FaultPlan(failing: .sync, at: 1, with: Errno(EIO))
+        #expect(throws: RoundError.self) { try spool.runRound() }
+        #expect(try spool.names(in: .queued) == ["d1.json"], "still under the name it was dropped as")
+        #expect(try spool.ledger().isEmpty, "no `accepted` line for bytes that may not be on disk")
+        spool.spool.faults = nil
+        try spool.runRound()
+        #expect(try spool.names(in: .sent) == ["d1@alpha.json"])
+    }
+
+    static func dayFile(_ spool: TemporarySpool) throws -> String {
+        let names = try Ledger.dayFiles(in: spool.spool.ledgerDirectory)
+        return spool.path + "/ledger/" + (try #require(names.last)).name.description
+    }
+
+    static func line(_ key: String, _ time: Timestamp = .now()) -> LedgerLine {
+        LedgerLine(time: time, round: "r", subscriber: "alpha", key: key, event: .sent, detail: "ok")
+    }
+
+    @Test("a ledger that ends in half a line gets whole lines after it")
+    func aTornLastLineDoesNotSwallowTheNextOne() throws {
+        let spool = try TemporarySpool()
+        let ledger = Ledger(directory: spool.spool.ledgerDirectory)
+        try ledger.append(Self.line("first"))
+        let path = try Self.dayFile(spool)
+        // What a full disk leaves: the start of a line and no newline.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("2026-11-30T07:00:00Z\tr\talpha\ttorn\tse".utf8))
+        try handle.close()
+
+        let later = Ledger(directory: spool.spool.ledgerDirectory)
+        try later.append(Self.line("after"))
+        var keys: [String] = []
+        let malformed = try Ledger.read(from: spool.spool.ledgerDirectory) { keys.append($0.key) }
+        #expect(keys == ["first", "after"])
+        #expect(malformed == 1, "the torn line is counted, and only it")
+    }
+
+    @Test("a failed append leaves the ledger as it was, ending in a whole line")
+    func aFailedAppendIsTakenBack() throws {
+        let spool = try TemporarySpool()
+        // The second append's one write gets half its bytes out, then ENOSPC.
+        let faults = FaultPlan(failing: .write, at: 2, with: .noSpace, tearing: true)
+        let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: faults)
+        try ledger.append(Self.line("kept"))
+        let before = try String(contentsOfFile: try Self.dayFile(spool), encoding: .utf8)
+        #expect(throws: SpoolError.self) { try ledger.append([Self.line("one"), Self.line("two"), Self.line("three")]) }
+        let after = try String(contentsOfFile: try Self.dayFile(spool), encoding: .utf8)
+        #expect(after == before)
+        #expect(after.hasSuffix("\n"))
+    }
+
+    @Test("a torn last line is not counted as malformed while it may still be being written")
+    func readersTolerateOneTornLastLine() throws {
+        let spool = try TemporarySpool()
+        try Ledger(directory: spool.spool.ledgerDirectory).append(Self.line("whole"))
+        let path = try Self.dayFile(spool)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("2026-11-30T07:00:00Z\tr\tal".utf8))
+        try handle.close()
+        var keys: [String] = []
+        let malformed = try Ledger.read(from: spool.spool.ledgerDirectory) {
+            keys.append($0.key)
+        }
+        #expect(keys == ["whole"])
+        #expect(malformed == 0)
+    }
+
+    @Test("intake commits a group once it holds max-group bytes, whatever the count")
+    func intakeGroupsAreBoundedByBytes() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        spool.companions.append(server)
+        spool.configuration.maxRecordSize = 2 << 20
+        let pad = String(repeating: "p", count: 1 << 20)
+        for index in 0..<12 { try spool.dropRecord(id: "big-\(index)", extra: #","pad":"\#(pad)""#) }
+        let counter = FaultPlan()
+        spool.spool.faults = counter
+        let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: counter)
+        let report = try Intake(
+            spool: spool.spool, configuration: spool.configuration, ledger: ledger, round: RoundID.make(at: .now()),
+            now: .now()
+        ).run()
+        #expect(report.accepted == 12)
+        // One directory fsync per group: 12 MiB in groups of at most 4 MiB.
+        #expect(report.groups >= 3, "\(report.groups) groups")
+    }
+}

@@ -1,0 +1,123 @@
+import CourierCore
+import Foundation
+import Testing
+
+/// Values that become headers are checked once before any request is
+/// built, and secrets never reach the ledger, whatever an answer echoes.
+@Suite struct HeaderAndSecretTests {
+    @Test("a record whose etag carries CR LF needs attention and nothing is sent")
+    func aLineBreakInAnEtagIsNeverSentAsAHeader() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        spool.companions.append(server)
+        try spool.drop(
+            #"{"id":"u1","kind":"order","op":"UPDATE","etag":"v1\r\nIdempotency-Key: stolen"}"#, as: "u1.json")
+        try spool.drop(#"{"id":"u2","kind":"order","op":"UPDATE","version":"7\u0000"}"#, as: "u2.json")
+        try spool.dropRecord(id: "fine", kind: "order")
+
+        try spool.runRound()
+
+        #expect(server.requests.map { $0.header("idempotency-key") } == ["fine"])
+        #expect(try spool.names(in: .needsAttention) == ["u1@alpha.json", "u2@alpha.json"])
+        let reasons = try spool.ledger().filter { $0.event == .needsAttention }.map(\.detail)
+        #expect(reasons.count == 2)
+        #expect(reasons.allSatisfy { $0.contains("If-Match") && $0.contains("control") }, "\(reasons)")
+    }
+
+    @Test("a header value with a control byte cannot be made", arguments: ["a\rb", "a\nb", "a\u{0}b", "a\u{7F}b", "a\u{1B}b"])
+    func headerFieldsRefuseControlBytes(_ value: String) {
+        #expect(throws: HeaderFieldError.self) { try HTTPHeaderField(name: "X-Test", value: value) }
+        #expect(throws: HeaderFieldError.self) { try HTTPHeaderField(name: "X Test", value: "fine") }
+        #expect(throws: Never.self) { try HTTPHeaderField(name: "X-Test", value: "tab\tand ünïcode are fine") }
+    }
+
+    @Test("a catalog token file with a control byte is refused at load", arguments: ["tok\u{1}en", "tok\ren"])
+    func catalogTokensAreCheckedLikeSubscriberTokens(_ token: String) throws {
+        let directory = TemporaryDirectory("config")
+        try directory.write(token, to: "catalog.token")
+        try directory.write(
+            """
+            [courier]
+            spool = spool
+            [catalog products]
+            url = http://127.0.0.1:9/catalogs/products
+            token-file = catalog.token
+            """, to: "courier.conf")
+        do {
+            _ = try Configuration.load(file: directory.path + "/courier.conf", readingSecrets: true)
+            Issue.record("a token with a control byte was accepted")
+        } catch {
+            guard case .secret(_, _, "token-file", _, _) = error else {
+                Issue.record("expected a token-file error, got \(error)")
+                return
+            }
+        }
+    }
+
+    @Test("a token that straddles the ledger's 200-byte cut is redacted whole")
+    func tokensAreRedactedBeforeTheCut() throws {
+        let token = "TOKEN-abcdefghijklmnopqrstuvwxyz"
+        let server = try LoopbackServer(status: 500, body: String(repeating: "x", count: 190) + token + " tail")
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, token: token)
+        ])
+        spool.companions.append(server)
+        try spool.dropRecord(id: "r1")
+        try spool.runRound()
+        let text = try spool.ledgerText()
+        #expect(text.contains("xxxxxxxxxx"), "the answer is in the ledger")
+        #expect(!text.contains("TOKEN-"), "\(text)")
+    }
+
+    @Test("batch results' messages are redacted like single answers")
+    func batchResultTextIsRedacted() throws {
+        let token = "batch-secret-token-123"
+        let server = try LoopbackServer { request, _ in
+            let results = BatchTests.keys(of: request).map {
+                #"{"idempotency_key":"\#($0)","status":"UNAVAILABLE","message":"your token \#(token) is over quota"}"#
+            }
+            return .respond(.json(200, #"{"results":[\#(results.joined(separator: ","))]}"#))
+        }
+        var subscriber = BatchTests.batchSubscriber(server.url)
+        subscriber = Subscriber(name: subscriber.name, url: subscriber.url, token: token, concurrency: 1)
+        subscriber.mode = .batch
+        let spool = try TemporarySpool(subscribers: [subscriber])
+        spool.companions.append(server)
+        try spool.dropRecord(id: "b1")
+        try spool.runRound()
+        let text = try spool.ledgerText()
+        #expect(text.contains("over quota"), "\(text)")
+        #expect(!text.contains(token), "\(text)")
+    }
+
+    @Test("credentials in a subscriber URL never reach the ledger, even when the answer echoes them")
+    func urlCredentialsAreNeverWritten() throws {
+        let server = try LoopbackServer { request, _ in
+            .respond(.json(500, "you sent \(request.header("authorization") ?? "nothing") to \(request.target)"))
+        }
+        let url = server.url.replacingOccurrences(of: "http://", with: "http://operator:pa55word@")
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: url)])
+        spool.companions.append(server)
+        try spool.dropRecord(id: "r2")
+        try spool.runRound()
+        let basic = Data("operator:pa55word".utf8).base64EncodedString()
+        let text = try spool.ledgerText()
+        #expect(text.contains("you sent"), "\(text)")
+        #expect(!text.contains("pa55word"), "\(text)")
+        #expect(!text.contains(basic), "\(text)")
+    }
+
+    @Test("a configuration error about a URL does not repeat its password")
+    func configErrorsDoNotEchoUrlPasswords() {
+        let text = """
+            [subscriber alpha]
+            url = ftp://operator:pa55word@127.0.0.1/hook
+            """
+        do {
+            _ = try Configuration.parse(Array(text.utf8), file: "/etc/courier.conf")
+            Issue.record("an ftp URL was accepted")
+        } catch {
+            #expect(!error.description.contains("pa55word"), "\(error)")
+        }
+    }
+}
