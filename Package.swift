@@ -28,7 +28,9 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .target(name: "CourierCore", dependencies: ["CCurl", "CINIH", "CCrypto", "CZlib"]),
+        // Declarations glibc keeps behind _GNU_SOURCE (syncfs); no library.
+        .systemLibrary(name: "CPosix"),
+        .target(name: "CourierCore", dependencies: ["CCurl", "CINIH", "CCrypto", "CZlib", "CPosix"]),
         .target(name: "CourierCLI", dependencies: ["CourierCore"]),
         .executableTarget(name: "courier", dependencies: ["CourierCLI"]),
         .testTarget(name: "CourierTests", dependencies: ["CourierCore", "CourierCLI"]),

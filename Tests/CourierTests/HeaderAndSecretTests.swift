@@ -120,4 +120,27 @@ import Testing
             #expect(!error.description.contains("pa55word"), "\(error)")
         }
     }
+
+    @Test("percent-encoded URL passwords and tokens echoed in other encodings are redacted")
+    func encodedSecretsAreRedacted() throws {
+        let token = "abc/def+ghi=TOKENxyz"
+        let server = try LoopbackServer { request, _ in
+            let auth = request.header("authorization") ?? ""
+            let encoded = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            return .respond(.json(500, "auth=\(auth) enc=\(encoded) json=\(token.replacingOccurrences(of: "/", with: "\\/"))"))
+        }
+        let url = server.url.replacingOccurrences(of: "http://", with: "http://user:p%40ssword@")
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: url)])
+        spool.companions.append(server)
+        try spool.dropRecord(id: "e1")
+        try spool.runRound()
+        var redactor = Redactor()
+        redactor.add(token)
+        let echoed = "enc=\(token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") j=abc\\/def"
+        #expect(!redactor.redact(echoed).contains("TOKENxyz"), "\(redactor.redact(echoed))")
+        let text = try spool.ledgerText()
+        #expect(text.contains("auth="), "\(text)")
+        #expect(!text.contains("p@ssword") && !text.contains("p%40ssword"), "\(text)")
+        #expect(!text.contains(Data("user:p@ssword".utf8).base64EncodedString()), "\(text)")
+    }
 }

@@ -154,4 +154,43 @@ import Testing
         #expect(try spool.names(in: .needsAttention).isEmpty)
         #expect(try spool.names(in: .queued).isEmpty)
     }
+
+    @Test("a file dropped under the name of an entry already sent is flagged, never sent over it")
+    func anEntryNamedDropCannotReplaceASentEntry() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try Self.spool(server: server)
+        try spool.drop(#"{"id":"k1","kind":"sleep","v":1}"#, as: "k1.json")
+        try spool.runRound()
+        try spool.drop(#"{"id":"k1","kind":"sleep","v":2}"#, as: "k1@alpha.json")
+        try spool.runRound()
+
+        #expect(server.requests.count == 1)
+        #expect(
+            try String(contentsOfFile: spool.path + "/sent/k1@alpha.json", encoding: .utf8)
+                == #"{"id":"k1","kind":"sleep","v":1}"#)
+        let flagged = try spool.names(in: .needsAttention)
+        #expect(flagged.count == 1 && flagged[0].hasPrefix("invalid-"), "\(flagged)")
+        #expect(try spool.placements().values.allSatisfy { $0.count == 1 })
+    }
+
+    @Test("a route that cannot be merged is kept beside its workout, and a second route never replaces the first")
+    func routesAreNeverLost() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try Self.spool(server: server)
+        try spool.drop(#"{"id":"w5","kind":"workout","awaitRoute":true,"data":[1,2]}"#, as: "w5.json")
+        try spool.drop(#"{"id":"r5","kind":"route","for":"w5","data":[3]}"#, as: "r5.json")
+        try spool.drop(#"{"id":"w6","kind":"workout","awaitRoute":true,"data":{}}"#, as: "w6.json")
+        try spool.runRound()
+        try spool.drop(#"{"id":"r6","kind":"route","for":"w9","data":[1]}"#, as: "r6.json")
+        try spool.runRound()
+        try spool.drop(#"{"id":"r6b","kind":"route","for":"w9","data":[2]}"#, as: "r6b.json")
+        try spool.runRound()
+
+        let attention = try spool.names(in: .needsAttention)
+        #expect(attention.contains("w5@alpha.json") && attention.contains("w5.route.json"), "\(attention)")
+        #expect(attention.contains { $0.hasPrefix("invalid-") && $0.contains("r6b") }, "\(attention)")
+        #expect(
+            try String(contentsOfFile: spool.path + "/awaitingRoute/w9.route.json", encoding: .utf8)
+                == #"{"id":"r6","kind":"route","for":"w9","data":[1]}"#)
+    }
 }

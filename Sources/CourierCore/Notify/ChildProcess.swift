@@ -1,7 +1,9 @@
 import Glibc
 
 /// A program run in a process group of its own, with its standard input
-/// and error on files, that cannot outlive its deadline: at the deadline
+/// on a file and its standard error on a pipe that courier drains and
+/// keeps only the start of (a daemon it leaves behind gets EPIPE, never a
+/// file that grows in the spool), that cannot outlive its deadline: at the deadline
 /// its whole group gets SIGTERM, and after a grace period SIGKILL. A
 /// notifier that ignores SIGTERM, or leaves children behind, therefore
 /// cannot hold the round (and the spool lock) past its time.
@@ -15,18 +17,45 @@ struct ChildProcess {
 
     let path: String
     let standardInput: String
-    let standardError: String
+
+    /// How much of standard error is kept for the health note.
+    static let errorExcerpt = 200
 
     /// How long a stopped group has between SIGTERM and SIGKILL.
     static let grace: Duration = .seconds(1)
 
-    func run(deadline timeout: Duration) throws(Errno) -> Ending {
+    func run(deadline timeout: Duration) throws(Errno) -> (ending: Ending, standardError: [UInt8]) {
+        var pipeEnds: [Int32] = [0, 0]
+        _ = try system { pipe(&pipeEnds) }
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let reader = FileDescriptor(owning: pipeEnds[0])
+        let writer = FileDescriptor(owning: pipeEnds[1])
+        _ = fcntl(reader.rawValue, F_SETFL, O_NONBLOCK)
+        var errorBytes: [UInt8] = []
+        func drain() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            // Bounded, so a notifier that writes without end cannot keep
+            // courier reading instead of watching the clock.
+            for _ in 0..<256 {
+                let count = read(reader.rawValue, &buffer, buffer.count)
+                guard count > 0 else { return }
+                errorBytes += buffer.prefix(max(0, min(count, Self.errorExcerpt - errorBytes.count)))
+            }
+        }
+        let ending = try spawnAndWait(timeout, errorPipe: writer, drain: drain)
+        drain()
+        return (ending, errorBytes)
+    }
+
+    private func spawnAndWait(_ timeout: Duration, errorPipe writer: FileDescriptor, drain: () -> Void)
+        throws(Errno) -> Ending
+    {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_TRUNC, 0)
+        posix_spawn_file_actions_adddup2(&actions, writer.rawValue, 2)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -47,15 +76,19 @@ struct ChildProcess {
         defer { for variable in environment { free(variable) } }
         let spawned = posix_spawn(&pid, path, &actions, &attributes, arguments, environment)
         guard spawned == 0 else { throw Errno(spawned) }
+        // Only the child (and what it starts) holds the write end now.
+        withExtendedLifetime(writer) {}
 
         let end = MonotonicInstant.now() + timeout
         while MonotonicInstant.now() < end {
+            drain()
             if let ending = try reap(pid, waiting: false) { return ending }
             usleep(5_000)
         }
         kill(-pid, SIGTERM)
         let killAt = MonotonicInstant.now() + Self.grace
         while MonotonicInstant.now() < killAt {
+            drain()
             if try reap(pid, waiting: false) != nil {
                 // The leader is gone; its children may not be.
                 kill(-pid, SIGKILL)

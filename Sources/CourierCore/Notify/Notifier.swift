@@ -70,25 +70,22 @@ public struct Notifier {
         guard let input = try? encoder.encode(summary) else { return "unable to encode the summary" }
         // Standard input and error are files, not pipes: a notifier that
         // never reads or writes a lot can neither block nor SIGPIPE the round.
-        let base = spool.path + "/tmp/notify.\(summary.round.value).\(getpid())"
-        let inputPath = base + ".json"
-        let errorPath = base + ".stderr"
-        defer {
-            unlink(inputPath)
-            unlink(errorPath)
+        // Standard input is a file, not a pipe: a notifier that never
+        // reads it cannot block the round.
+        let inputPath = spool.path + "/tmp/notify.\(summary.round.value).\(getpid()).json"
+        defer { unlink(inputPath) }
+        guard FileManager.default.createFile(atPath: inputPath, contents: input + Data([0x0A])) else {
+            return "unable to stage the notification in \(spool.path)/tmp"
         }
-        guard FileManager.default.createFile(atPath: inputPath, contents: input + Data([0x0A])),
-            FileManager.default.createFile(atPath: errorPath, contents: nil)
-        else { return "unable to stage the notification in \(spool.path)/tmp" }
         let ending: ChildProcess.Ending
+        let errorBytes: [UInt8]
         do {
-            ending = try ChildProcess(path: command, standardInput: inputPath, standardError: errorPath).run(
+            (ending, errorBytes) = try ChildProcess(path: command, standardInput: inputPath).run(
                 deadline: configuration.notifyTimeout)
         } catch {
             return "notify-command \(command) could not start: \(error)"
         }
-        let errorBytes = FileManager.default.contents(atPath: errorPath) ?? Data()
-        let errorText = String(decoding: errorBytes.prefix(200), as: UTF8.self).trimmingSpaces
+        let errorText = String(decoding: errorBytes, as: UTF8.self).trimmingSpaces
         let how: String
         switch ending {
         case .exited(0): return nil

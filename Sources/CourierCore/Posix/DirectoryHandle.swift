@@ -1,3 +1,4 @@
+import CPosix
 import Glibc
 
 /// An open directory. Every file operation of the spool is relative to
@@ -106,6 +107,13 @@ public final class DirectoryHandle {
     /// Makes renames into and out of this directory durable.
     public func sync() throws(Errno) {
         try descriptor.sync()
+    }
+
+    /// syncfs(2): every file's data on this directory's file system reaches
+    /// the disk in one call, where one fsync per file would commit the
+    /// journal once per file.
+    public func syncFileSystem() throws(Errno) {
+        _ = try system { courier_syncfs(descriptor.rawValue) }
     }
 
     /// A fresh stream of this directory's entries, read lazily so that a

@@ -62,12 +62,18 @@ struct RouteStep {
             }
             let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
             let route = JSONSplice.value(of: "data", in: routeRecord) ?? routeRecord
+            var allAttached = true
             for (entry, state) in targets {
-                try attach(route, to: entry, in: state, report: &report)
+                allAttached = try attach(route, to: entry, in: state, report: &report) && allAttached
             }
             workouts[id] = nil
-            do { try spool.directory(.awaitingRoute).remove(routeName) } catch {
-                throw .operation("remove", path: "awaitingRoute/\(routeName)", error)
+            if allAttached {
+                do { try spool.directory(.awaitingRoute).remove(routeName) } catch {
+                    throw .operation("remove", path: "awaitingRoute/\(routeName)", error)
+                }
+            } else {
+                // Kept beside its workout for the person who fixes and resends it.
+                try spool.move(routeName, from: .awaitingRoute, to: .needsAttention)
             }
         }
         for entry in workouts.values.joined() {
@@ -83,22 +89,23 @@ struct RouteStep {
     /// to queued/. A crash between the two leaves a merged workout in
     /// awaitingRoute/, which the next round sends on when the route is
     /// dropped again, or times out like any other.
+    /// False when the route could not be merged (the workout needs attention).
     private func attach(_ route: [UInt8], to entry: EntryName, in state: SpoolState, report: inout RouteReport)
-        throws(SpoolError)
+        throws(SpoolError) -> Bool
     {
         let workout: [UInt8]
         switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
-        case .vanished: return
+        case .vanished: return true
         case .refused(let reason):
             try setAside(entry, from: state, reason: "cannot attach the route: the workout is \(reason)", report: &report)
-            return
+            return false
         case .read(let bytes): workout = bytes
         }
         guard let merged = JSONSplice.settingRoute(route, in: workout) else {
             try setAside(
                 entry, from: state, reason: "cannot attach the route: the workout's `data` is not an object",
                 report: &report)
-            return
+            return false
         }
         // The workout stays as it was rather than be sent cut or oversized.
         guard merged.count <= configuration.maxRecordSize else {
@@ -108,13 +115,14 @@ struct RouteStep {
                     + RecordProblem.tooLarge(size: merged.count, limit: configuration.maxRecordSize).description
                     .replacingOccurrences(of: "record is ", with: ""),
                 report: &report)
-            return
+            return false
         }
         try spool.deliverNewFile(merged, named: entry.fileName, into: state)
         try ledger.append(
             line(entry, .routeAttached, "route merged as data.route; \(state == .queued ? "in" : "to") queued/"))
         if state != .queued { try spool.move(entry.fileName, from: state, to: .queued) }
         report.attached.append(entry)
+        return true
     }
 
     private func setAside(_ entry: EntryName, from state: SpoolState, reason: String, report: inout RouteReport)

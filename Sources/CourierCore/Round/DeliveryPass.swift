@@ -199,6 +199,7 @@ final class DeliveryPass {
             queue.removeFirst()
             buffered[subscriber.name] = queue
             bufferedCount -= 1
+            if try refusedAsTwin(entry) { continue }
             do {
                 try spool.move(entry.fileName, from: .queued, to: .sending)
             } catch {
@@ -268,6 +269,42 @@ final class DeliveryPass {
         }
         inFlight[nextTag] = request
         active[subscriber.name, default: 0] += 1
+    }
+
+    /// A file dropped straight into queued/ under the name of an entry that
+    /// already settled (sent, failed, needing attention) would replace it
+    /// and be sent under its key: it is flagged instead, unchanged, as
+    /// intake flags a different body under a used id.
+    private func refusedAsTwin(_ entry: EntryName) throws(RoundError) -> Bool {
+        var settled: SpoolState?
+        for state in [SpoolState.sent, .failed, .needsAttention] {
+            do {
+                if try spool.directory(state).contains(entry.fileName) { settled = state }
+            } catch {
+                throw .spool(.operation("look up", path: "\(state.rawValue)/\(entry)", error))
+            }
+        }
+        guard let settled else { return false }
+        let now = Timestamp.now()
+        do throws(SpoolError) {
+            let safe = try Intake.safeName(for: entry.fileName, at: now, in: spool.directory(.needsAttention))
+            try ledger.append(
+                LedgerLine(
+                    time: now, round: round.value, subscriber: "-", key: safe.description, event: .invalid,
+                    detail: "\(settled.rawValue)/\(entry) already exists; a file dropped under an entry's name "
+                        + "cannot replace it (dropped as \(entry))"))
+            do {
+                try spool.move(entry.fileName, from: .queued, to: .needsAttention, as: safe)
+            } catch {
+                guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
+            }
+            try spool.sync([.queued, .needsAttention])
+            summary.invalid += 1
+            summary.attention.append(safe.description)
+        } catch {
+            throw .spool(error)
+        }
+        return true
     }
 
     /// `Content-Encoding: gzip`: a constant, well-formed field.

@@ -15,20 +15,37 @@ public struct Redactor: Sendable {
 
     public static let mark = "[redacted]"
 
-    /// Short strings would redact ordinary words; a real secret is longer.
+    /// Adds a secret in the forms an answer could echo it: as is,
+    /// percent-encoded, and JSON-escaped. Short strings would redact
+    /// ordinary words; a real secret is longer.
     public mutating func add(_ secret: String) {
-        guard secret.utf8.count >= 4, !secrets.contains(secret) else { return }
-        secrets.append(secret)
+        guard secret.utf8.count >= 4 else { return }
+        var forms = [secret, secret.replacingOccurrences(of: "/", with: "\\/")]
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.append(encoded) }
+        for form in forms where !secrets.contains(form) { secrets.append(form) }
         // Longest first, so a secret that contains another goes whole.
         secrets.sort { $0.utf8.count > $1.utf8.count }
     }
 
-    /// Adds a URL's `user:password` and the Basic credentials made of it.
+    /// Adds a URL's `user:password`, its password, and the Basic
+    /// credentials curl makes of them, both as written in the URL and
+    /// percent-decoded (curl decodes them before it sends them).
     public mutating func addCredentials(of url: String) {
         guard let userinfo = Self.userinfo(of: url) else { return }
-        add(userinfo)
-        add(Data(userinfo.utf8).base64EncodedString())
-        if let colon = userinfo.firstIndex(of: ":") { add(String(userinfo[userinfo.index(after: colon)...])) }
+        for form in Set([userinfo, userinfo.removingPercentEncoding ?? userinfo]) {
+            add(form)
+            if let colon = form.firstIndex(of: ":") {
+                add(String(form[form.index(after: colon)...]))
+                let user = String(form[..<colon]).removingPercentEncoding ?? String(form[..<colon])
+                let password =
+                    String(form[form.index(after: colon)...]).removingPercentEncoding
+                    ?? String(form[form.index(after: colon)...])
+                add(Data("\(user):\(password)".utf8).base64EncodedString())
+                add(password)
+            } else {
+                add(Data(form.utf8).base64EncodedString())
+            }
+        }
     }
 
     /// How many bytes past a cut must be read so that any secret starting
