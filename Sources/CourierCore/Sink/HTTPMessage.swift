@@ -130,7 +130,9 @@ struct HTTPRequestParser {
         }
         if length > bodyLimit { throw .bodyTooLarge }
         let bodyStart = headerEnd + 4
-        guard buffer.count >= bodyStart + length else { return nil }
+        // Compared as what is left, not as a sum: with a large enough
+        // body limit, header size + Content-Length would overflow.
+        guard buffer.count - bodyStart >= length else { return nil }
         let request = HTTPRequest(
             method: String(requestLine[0]), target: String(requestLine[1]), headers: headers,
             body: Array(buffer[bodyStart..<(bodyStart + length)]))

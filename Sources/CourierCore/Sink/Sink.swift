@@ -127,10 +127,17 @@ public final class Sink: Sendable {
     /// Nil when the request's Standard Webhooks headers verify.
     private static func checkSignature(_ request: HTTPRequest, signer: WebhookSigner) -> String? {
         guard let id = request.header("webhook-id"), let stamp = request.header("webhook-timestamp"),
-            let seconds = Int64(stamp), let signature = request.header("webhook-signature")
+            let signature = request.header("webhook-signature")
         else { return #"{"error":"missing webhook-id, webhook-timestamp or webhook-signature"}"# }
-        let skew = abs((Timestamp.now() - Timestamp(secondsSinceEpoch: seconds)).nanoseconds)
-        guard skew < signatureTolerance.nanoseconds else {
+        // Seconds since 1970 in digits, as Standard Webhooks writes them: no
+        // sign, no spaces. The skew is taken in seconds with the overflow
+        // reported, because the client picks the number (-9000000000 used to
+        // overflow the nanosecond difference and kill the sink).
+        guard !stamp.isEmpty, stamp.allSatisfy(\.isASCIIDigit), let seconds = Int64(stamp) else {
+            return #"{"error":"webhook-timestamp is not whole seconds since 1970"}"#
+        }
+        let (skew, overflow) = Timestamp.now().secondsSinceEpoch.subtractingReportingOverflow(seconds)
+        guard !overflow, skew.magnitude < UInt64(signatureTolerance.components.seconds) else {
             return #"{"error":"webhook-timestamp is too far from now"}"#
         }
         guard signer.verify(id: id, timestamp: seconds, body: request.body, header: signature) else {
