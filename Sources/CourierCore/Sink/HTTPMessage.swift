@@ -18,6 +18,12 @@ public struct HTTPRequest: Sendable {
         return headers.last { $0.name == lower }?.value
     }
 
+    /// Every value of a header, in the order received.
+    public func values(of name: String) -> [String] {
+        let lower = name.lowercased()
+        return headers.filter { $0.name == lower }.map(\.value)
+    }
+
     public var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
 }
 
