@@ -127,15 +127,8 @@ public final class HTTPServer: Sendable {
             do {
                 parsed = try HTTPRequestParser.parse(buffer, bodyLimit: bodyLimit)
             } catch {
-                let status: Int
-                switch error {
-                case .headersTooLarge: status = 431
-                case .bodyTooLarge: status = 413
-                case .lengthRequired: status = 411
-                case .unsupportedEncoding: status = 501
-                case .malformed: status = 400
-                }
-                send(fd, HTTPResponse.json(status, "{\"error\":\"\(status)\"}").serialized(keepAlive: false))
+                let answer = HTTPResponse.json(error.status, #"{"error":"\#(error.message)"}"#)
+                send(fd, answer.serialized(keepAlive: false))
                 return
             }
             guard let (request, used) = parsed else {
