@@ -14,7 +14,7 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     public let host: String
     private let listener: Int32
-    private let bodyLimit: Int
+    public let limits: HTTPServerLimits
     private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
     private let state = Locked(State())
 
@@ -23,9 +23,17 @@ public final class HTTPServer: Sendable {
         var connections: Set<Int32> = []
     }
 
+    /// With the default limits but for the body's.
+    public convenience init(
+        host: String = "127.0.0.1", port: UInt16 = 0, bodyLimit: Int = 8 << 20,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
+    ) throws(HTTPServerError) {
+        try self.init(host: host, port: port, limits: HTTPServerLimits(bodyLimit: bodyLimit), handler: handler)
+    }
+
     /// Binds at once (port 0: an ephemeral port, read back from `port`).
     public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, bodyLimit: Int = 8 << 20,
+        host: String = "127.0.0.1", port: UInt16 = 0, limits: HTTPServerLimits,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
     ) throws(HTTPServerError) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -58,13 +66,16 @@ public final class HTTPServer: Sendable {
         self.listener = fd
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
-        self.bodyLimit = bodyLimit
+        self.limits = limits
         self.handler = handler
     }
 
     deinit { stop() }
 
     public var address: String { "\(host):\(port)" }
+
+    /// Connections being served now (refused ones never count).
+    public var openConnections: Int { state.withLock { $0.connections.count } }
 
     /// Starts accepting on a thread of its own and returns at once.
     public func start() {
@@ -97,12 +108,18 @@ public final class HTTPServer: Sendable {
                 continue
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
+            let admission = state.withLock { state -> Admission in
+                guard !state.stopped else { return .stopped }
+                guard state.connections.count < limits.maxConnections else { return .full }
                 state.connections.insert(fd)
-                return true
+                return .serve
             }
-            guard accepted else {
+            switch admission {
+            case .serve: break
+            case .full:
+                refuse(fd)
+                continue
+            case .stopped:
                 close(fd)
                 continue
             }
@@ -116,6 +133,37 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    private enum Admission { case serve, full, stopped }
+
+    /// Past the connection limit a client is told at once, 503 with
+    /// Retry-After, rather than left waiting in the listen queue without a
+    /// word: a webhook sender retries a 503 later, and courier classifies it
+    /// so. It is done here, on the accepting thread, without waiting for the
+    /// request and without a thread of its own. What the client already
+    /// sent is read first, so that closing with unread bytes does not turn
+    /// the answer into a reset; bytes still on their way may, and a reset is
+    /// retried later all the same.
+    private func refuse(_ fd: Int32) {
+        let answer = HTTPResponse(
+            status: 503, headers: [("Retry-After", "1"), ("Content-Type", "application/json")],
+            body: Array(#"{"error":"too many connections (\#(limits.maxConnections)); retry later"}"#.utf8 + [10]))
+        let bytes = answer.serialized(keepAlive: false)
+        Self.drain(fd)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        shutdown(fd, Int32(SHUT_WR))
+        Self.drain(fd)
+        close(fd)
+    }
+
+    /// Reads whatever has arrived, without waiting (a bounded amount).
+    private static func drain(_ fd: Int32) {
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        for _ in 0..<16 {
+            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count <= 0 { return }
+        }
+    }
+
     private func serve(_ fd: Int32) {
         // An idle keep-alive connection is dropped after 30 s.
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
@@ -125,7 +173,7 @@ public final class HTTPServer: Sendable {
         while true {
             let parsed: (HTTPRequest, Int)?
             do {
-                parsed = try HTTPRequestParser.parse(buffer, bodyLimit: bodyLimit)
+                parsed = try HTTPRequestParser.parse(buffer, bodyLimit: limits.bodyLimit)
             } catch {
                 let answer = HTTPResponse.json(error.status, #"{"error":"\#(error.message)"}"#)
                 send(fd, answer.serialized(keepAlive: false))
