@@ -124,7 +124,10 @@ public final class HTTPServer: Sendable {
                 continue
             }
             let thread = Thread { [self] in
-                serve(fd)
+                var connection = HTTPConnection(
+                    socket: ConnectionSocket(fd: fd), limits: limits, handler: handler,
+                    isStopped: { [self] in state.withLock { $0.stopped } })
+                connection.serve()
                 state.withLock { _ = $0.connections.remove(fd) }
                 close(fd)
             }
@@ -162,72 +165,5 @@ public final class HTTPServer: Sendable {
             let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count <= 0 { return }
         }
-    }
-
-    private func serve(_ fd: Int32) {
-        // An idle keep-alive connection is dropped after 30 s.
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let parsed: (HTTPRequest, Int)?
-            do {
-                parsed = try HTTPRequestParser.parse(buffer, bodyLimit: limits.bodyLimit)
-            } catch {
-                let answer = HTTPResponse.json(error.status, #"{"error":"\#(error.message)"}"#)
-                send(fd, answer.serialized(keepAlive: false))
-                return
-            }
-            guard let (request, used) = parsed else {
-                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if count <= 0 { return }
-                buffer.append(contentsOf: chunk[0..<count])
-                continue
-            }
-            buffer.removeFirst(used)
-            let keepAlive = request.header("connection")?.lowercased() != "close"
-            switch handler(request) {
-            case .respond(let response):
-                guard send(fd, response.serialized(keepAlive: keepAlive)), keepAlive else { return }
-            case .stall(let duration):
-                let deadline = MonotonicInstant.now() + duration
-                while MonotonicInstant.now() < deadline, !state.withLock({ $0.stopped }) { usleep(20_000) }
-                return
-            case .reset:
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-                return
-            case .raw(let bytes):
-                send(fd, bytes)
-                return
-            case .drip(let bytes, let interval):
-                for byte in bytes {
-                    guard !state.withLock({ $0.stopped }), send(fd, [byte]) else { return }
-                    usleep(UInt32(clamping: interval.nanoseconds / 1000))
-                }
-                return
-            case .partialThenReset(let bytes):
-                send(fd, bytes)
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-                return
-            }
-        }
-    }
-
-    @discardableResult
-    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes {
-                guard let base = $0.baseAddress else { return 0 }
-                return Glibc.send(fd, base + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return false }
-            offset += count
-        }
-        return true
     }
 }
