@@ -131,8 +131,7 @@ public struct FileStatus: Sendable {
         }
         size = Int(info.st_size)
         mode = info.st_mode & 0o7777
-        modified = Timestamp(
-            nanosecondsSinceEpoch: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        modified = Timestamp(secondsSinceEpoch: Int64(info.st_mtim.tv_sec), nanoseconds: Int64(info.st_mtim.tv_nsec))
         device = UInt64(info.st_dev)
         links = Int(info.st_nlink)
     }

@@ -13,36 +13,64 @@ public struct Timestamp: Comparable, Hashable, Sendable {
         self.nanosecondsSinceEpoch = overflow ? (secondsSinceEpoch < 0 ? .min : .max) : product
     }
 
+    /// A stat(2) time, clamped the same way: `touch -d 3000-01-01` gives a
+    /// file a time past 2262, and reading it must not trap.
+    public init(secondsSinceEpoch seconds: Int64, nanoseconds: Int64) {
+        let whole = Timestamp(secondsSinceEpoch: seconds).nanosecondsSinceEpoch
+        let (sum, overflow) = whole.addingReportingOverflow(nanoseconds)
+        self.nanosecondsSinceEpoch = overflow ? (nanoseconds < 0 ? .min : .max) : sum
+    }
+
     public static func now() -> Timestamp {
         var now = Glibc.timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Timestamp(nanosecondsSinceEpoch: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
     }
 
+    /// Rounded down, also before 1970; quotient and remainder rather than
+    /// an offset, which would overflow near `Int64.min` (a clamped time).
     public var secondsSinceEpoch: Int64 {
-        nanosecondsSinceEpoch >= 0
-            ? nanosecondsSinceEpoch / 1_000_000_000 : (nanosecondsSinceEpoch - 999_999_999) / 1_000_000_000
+        let (seconds, rest) = nanosecondsSinceEpoch.quotientAndRemainder(dividingBy: 1_000_000_000)
+        return rest < 0 ? seconds - 1 : seconds
+    }
+
+    /// The nanoseconds past `secondsSinceEpoch`, 0 ..< 1,000,000,000.
+    var nanosecondOfSecond: Int64 {
+        let rest = nanosecondsSinceEpoch % 1_000_000_000
+        return rest < 0 ? rest + 1_000_000_000 : rest
     }
 
     var timespec: Glibc.timespec {
-        Glibc.timespec(
-            tv_sec: Int(secondsSinceEpoch), tv_nsec: Int(nanosecondsSinceEpoch - secondsSinceEpoch * 1_000_000_000))
+        Glibc.timespec(tv_sec: Int(secondsSinceEpoch), tv_nsec: Int(nanosecondOfSecond))
     }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch
     }
 
+    // The arithmetic saturates: times come from clients and from files
+    // (a clamped year-3000 mtime minus now must not trap), and a result
+    // clamped at ±292 years compares the same way the true one would.
+
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(nanosecondsSinceEpoch: lhs.nanosecondsSinceEpoch + rhs.nanoseconds)
+        Timestamp(nanosecondsSinceEpoch: saturating(lhs.nanosecondsSinceEpoch.addingReportingOverflow(rhs.nanoseconds)))
     }
 
     public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(nanosecondsSinceEpoch: lhs.nanosecondsSinceEpoch - rhs.nanoseconds)
+        Timestamp(
+            nanosecondsSinceEpoch: saturating(lhs.nanosecondsSinceEpoch.subtractingReportingOverflow(rhs.nanoseconds)))
     }
 
     public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
-        .nanoseconds(lhs.nanosecondsSinceEpoch - rhs.nanosecondsSinceEpoch)
+        .nanoseconds(
+            saturating(lhs.nanosecondsSinceEpoch.subtractingReportingOverflow(rhs.nanosecondsSinceEpoch)))
+    }
+
+    /// An overflowed sum or difference wrapped around, so its sign is the
+    /// opposite of the true result's.
+    private static func saturating(_ result: (partialValue: Int64, overflow: Bool)) -> Int64 {
+        guard result.overflow else { return result.partialValue }
+        return result.partialValue < 0 ? .max : .min
     }
 }
 

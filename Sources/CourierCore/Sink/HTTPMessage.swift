@@ -18,6 +18,12 @@ public struct HTTPRequest: Sendable {
         return headers.last { $0.name == lower }?.value
     }
 
+    /// Every value of a header, in the order received.
+    public func values(of name: String) -> [String] {
+        let lower = name.lowercased()
+        return headers.filter { $0.name == lower }.map(\.value)
+    }
+
     public var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
 }
 
@@ -45,6 +51,8 @@ public struct HTTPResponse: Sendable {
         return Array(head.utf8) + body
     }
 
+    /// RFC 9110 §15's phrases, for every status the sink and the tests'
+    /// servers send.
     static func reason(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
@@ -55,15 +63,23 @@ public struct HTTPResponse: Sendable {
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"
+        case 409: return "Conflict"
         case 411: return "Length Required"
+        case 412: return "Precondition Failed"
         case 413: return "Content Too Large"
+        case 415: return "Unsupported Media Type"
         case 422: return "Unprocessable Content"
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
         case 503: return "Service Unavailable"
-        default: return "Status"
+        case 504: return "Gateway Timeout"
+        case 505: return "HTTP Version Not Supported"
+        // RFC 9112 §4 allows an empty reason; the tests' fault server
+        // sends statuses no table needs to know.
+        default: return ""
         }
     }
 }
@@ -82,66 +98,4 @@ public enum HTTPServerAction: Sendable {
     case drip([UInt8], every: Duration)
     /// Send these bytes, then hang up with a reset (an answer cut off).
     case partialThenReset([UInt8])
-}
-
-/// Reads one request at a time from a connection's bytes.
-struct HTTPRequestParser {
-    enum Problem: Error, Equatable {
-        case malformed(String)
-        case headersTooLarge
-        case bodyTooLarge
-        case lengthRequired
-        case unsupportedEncoding
-    }
-
-    static let headerLimit = 64 * 1024
-
-    /// The request at the front of `buffer` and how many bytes it used;
-    /// nil when more bytes are needed.
-    static func parse(_ buffer: [UInt8], bodyLimit: Int) throws(Problem) -> (HTTPRequest, Int)? {
-        guard let headerEnd = find([13, 10, 13, 10], in: buffer) else {
-            if buffer.count > headerLimit { throw .headersTooLarge }
-            return nil
-        }
-        if headerEnd > headerLimit { throw .headersTooLarge }
-        guard let head = String(validating: buffer[0..<headerEnd], as: UTF8.self) else {
-            throw .malformed("request head is not UTF-8")
-        }
-        var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
-        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1."), !requestLine[0].isEmpty,
-            requestLine[0].allSatisfy({ $0.isUppercase }), requestLine[1].hasPrefix("/")
-        else { throw .malformed("bad request line") }
-        var headers: [(name: String, value: String)] = []
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
-                throw .malformed("bad header line")
-            }
-            headers.append(
-                (String(line[..<colon]).lowercased(), String(line[line.index(after: colon)...]).trimmingSpaces))
-        }
-        if headers.contains(where: { $0.name == "transfer-encoding" }) { throw .unsupportedEncoding }
-        var length = 0
-        if let value = headers.last(where: { $0.name == "content-length" })?.value {
-            guard let parsed = Int(value), parsed >= 0 else { throw .malformed("bad Content-Length") }
-            length = parsed
-        } else if requestLine[0] == "POST" || requestLine[0] == "PUT" {
-            throw .lengthRequired
-        }
-        if length > bodyLimit { throw .bodyTooLarge }
-        let bodyStart = headerEnd + 4
-        guard buffer.count >= bodyStart + length else { return nil }
-        let request = HTTPRequest(
-            method: String(requestLine[0]), target: String(requestLine[1]), headers: headers,
-            body: Array(buffer[bodyStart..<(bodyStart + length)]))
-        return (request, bodyStart + length)
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<(start + needle.count)]) == needle { return start }
-        }
-        return nil
-    }
 }

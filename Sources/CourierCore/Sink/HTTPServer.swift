@@ -14,7 +14,7 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     public let host: String
     private let listener: Int32
-    private let bodyLimit: Int
+    public let limits: HTTPServerLimits
     private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
     private let state = Locked(State())
 
@@ -23,9 +23,17 @@ public final class HTTPServer: Sendable {
         var connections: Set<Int32> = []
     }
 
+    /// With the default limits but for the body's.
+    public convenience init(
+        host: String = "127.0.0.1", port: UInt16 = 0, bodyLimit: Int = 8 << 20,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
+    ) throws(HTTPServerError) {
+        try self.init(host: host, port: port, limits: HTTPServerLimits(bodyLimit: bodyLimit), handler: handler)
+    }
+
     /// Binds at once (port 0: an ephemeral port, read back from `port`).
     public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, bodyLimit: Int = 8 << 20,
+        host: String = "127.0.0.1", port: UInt16 = 0, limits: HTTPServerLimits,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
     ) throws(HTTPServerError) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -58,13 +66,16 @@ public final class HTTPServer: Sendable {
         self.listener = fd
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
-        self.bodyLimit = bodyLimit
+        self.limits = limits
         self.handler = handler
     }
 
     deinit { stop() }
 
     public var address: String { "\(host):\(port)" }
+
+    /// Connections being served now (refused ones never count).
+    public var openConnections: Int { state.withLock { $0.connections.count } }
 
     /// Starts accepting on a thread of its own and returns at once.
     public func start() {
@@ -97,17 +108,26 @@ public final class HTTPServer: Sendable {
                 continue
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
+            let admission = state.withLock { state -> Admission in
+                guard !state.stopped else { return .stopped }
+                guard state.connections.count < limits.maxConnections else { return .full }
                 state.connections.insert(fd)
-                return true
+                return .serve
             }
-            guard accepted else {
+            switch admission {
+            case .serve: break
+            case .full:
+                refuse(fd)
+                continue
+            case .stopped:
                 close(fd)
                 continue
             }
             let thread = Thread { [self] in
-                serve(fd)
+                var connection = HTTPConnection(
+                    socket: ConnectionSocket(fd: fd), limits: limits, handler: handler,
+                    isStopped: { [self] in state.withLock { $0.stopped } })
+                connection.serve()
                 state.withLock { _ = $0.connections.remove(fd) }
                 close(fd)
             }
@@ -116,77 +136,34 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private func serve(_ fd: Int32) {
-        // An idle keep-alive connection is dropped after 30 s.
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let parsed: (HTTPRequest, Int)?
-            do {
-                parsed = try HTTPRequestParser.parse(buffer, bodyLimit: bodyLimit)
-            } catch {
-                let status: Int
-                switch error {
-                case .headersTooLarge: status = 431
-                case .bodyTooLarge: status = 413
-                case .lengthRequired: status = 411
-                case .unsupportedEncoding: status = 501
-                case .malformed: status = 400
-                }
-                send(fd, HTTPResponse.json(status, "{\"error\":\"\(status)\"}").serialized(keepAlive: false))
-                return
-            }
-            guard let (request, used) = parsed else {
-                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if count <= 0 { return }
-                buffer.append(contentsOf: chunk[0..<count])
-                continue
-            }
-            buffer.removeFirst(used)
-            let keepAlive = request.header("connection")?.lowercased() != "close"
-            switch handler(request) {
-            case .respond(let response):
-                guard send(fd, response.serialized(keepAlive: keepAlive)), keepAlive else { return }
-            case .stall(let duration):
-                let deadline = MonotonicInstant.now() + duration
-                while MonotonicInstant.now() < deadline, !state.withLock({ $0.stopped }) { usleep(20_000) }
-                return
-            case .reset:
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-                return
-            case .raw(let bytes):
-                send(fd, bytes)
-                return
-            case .drip(let bytes, let interval):
-                for byte in bytes {
-                    guard !state.withLock({ $0.stopped }), send(fd, [byte]) else { return }
-                    usleep(UInt32(clamping: interval.nanoseconds / 1000))
-                }
-                return
-            case .partialThenReset(let bytes):
-                send(fd, bytes)
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-                return
-            }
-        }
+    private enum Admission { case serve, full, stopped }
+
+    /// Past the connection limit a client is told at once, 503 with
+    /// Retry-After, rather than left waiting in the listen queue without a
+    /// word: a webhook sender retries a 503 later, and courier classifies it
+    /// so. It is done here, on the accepting thread, without waiting for the
+    /// request and without a thread of its own. What the client already
+    /// sent is read first, so that closing with unread bytes does not turn
+    /// the answer into a reset; bytes still on their way may, and a reset is
+    /// retried later all the same.
+    private func refuse(_ fd: Int32) {
+        let answer = HTTPResponse(
+            status: 503, headers: [("Retry-After", "1"), ("Content-Type", "application/json")],
+            body: Array(#"{"error":"too many connections (\#(limits.maxConnections)); retry later"}"#.utf8 + [10]))
+        let bytes = answer.serialized(keepAlive: false)
+        Self.drain(fd)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        shutdown(fd, Int32(SHUT_WR))
+        Self.drain(fd)
+        close(fd)
     }
 
-    @discardableResult
-    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes {
-                guard let base = $0.baseAddress else { return 0 }
-                return Glibc.send(fd, base + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return false }
-            offset += count
+    /// Reads whatever has arrived, without waiting (a bounded amount).
+    private static func drain(_ fd: Int32) {
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        for _ in 0..<16 {
+            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count <= 0 { return }
         }
-        return true
     }
 }

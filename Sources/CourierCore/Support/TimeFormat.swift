@@ -22,7 +22,7 @@ extension Timestamp {
     /// `2026-11-30T07:00:00.123Z`: RFC 3339, UTC, milliseconds.
     public var rfc3339: String {
         let t = brokenDown
-        let millis = Int32((nanosecondsSinceEpoch - secondsSinceEpoch * 1_000_000_000) / 1_000_000)
+        let millis = Int32(nanosecondOfSecond / 1_000_000)
         return
             "\(utcDay)T\(Self.pad(t.tm_hour, 2)):\(Self.pad(t.tm_min, 2)):\(Self.pad(t.tm_sec, 2)).\(Self.pad(millis, 3))Z"
     }
