@@ -238,7 +238,9 @@ import Testing
         let spool = try TemporarySpool(subscribers: [
             TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
         ])
-        spool.configuration.backoff = [.milliseconds(300), .milliseconds(300)]
+        // Long enough for ten requests on a loaded machine under a sanitizer
+        // (300 ms was not: ASan saw the retry after seven).
+        spool.configuration.backoff = [.milliseconds(1500), .milliseconds(300)]
         for index in 0..<11 { try spool.dropRecord(id: "item-\(index)") }
         try spool.runRound(.foreground)
         #expect(try spool.names(in: .sent).count == 11)

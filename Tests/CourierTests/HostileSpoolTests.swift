@@ -193,4 +193,23 @@ import Testing
             try String(contentsOfFile: spool.path + "/awaitingRoute/w9.route.json", encoding: .utf8)
                 == #"{"id":"r6","kind":"route","for":"w9","data":[1]}"#)
     }
+
+    @Test("a file dropped under an entry name is sent only if it is a record with that entry's id")
+    func entryNamedDropsAreValidatedAsRecords() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try Self.spool(server: server)
+        try spool.drop("", as: "empty@alpha.json")
+        try spool.drop(#"{"id":"mismatch","kind":"sleep"}"#, as: "other@alpha.json")
+        try spool.drop("{not json", as: "broken@alpha.json")
+        try spool.drop(#"{"id":"fine","kind":"sleep"}"#, as: "fine@alpha.json")
+        try spool.drop(#"{"id":"fine","kind":"sleep"}"#, as: "fine#2@alpha.json")
+
+        try spool.runRound()
+
+        #expect(server.requests.compactMap { $0.header("idempotency-key") }.sorted() == ["fine", "fine#2"])
+        #expect(try spool.names(in: .needsAttention) == ["broken@alpha.json", "empty@alpha.json", "other@alpha.json"])
+        let reasons = try Self.reasons(spool)
+        #expect(reasons["other"]?.contains("mismatch") == true, "\(reasons)")
+        #expect(reasons["broken"]?.contains("not JSON") == true, "\(reasons)")
+    }
 }

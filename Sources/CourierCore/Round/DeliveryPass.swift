@@ -218,6 +218,10 @@ final class DeliveryPass {
                 log(.warning, "sending/\(entry) was moved away by someone else before it was read; not sent")
                 continue
             }
+            if let problem = Self.problem(with: body, as: entry) {
+                setAside([entry], subscriber: subscriber, reason: problem)
+                continue
+            }
             bytes += body.count + entry.key.description.utf8.count + BatchBody.overheadPerItem
             items.append(Item(entry: entry, body: body))
         }
@@ -269,6 +273,18 @@ final class DeliveryPass {
         }
         inFlight[nextTag] = request
         active[subscriber.name, default: 0] += 1
+    }
+
+    /// An entry is a record whose id is the entry's: intake only makes such
+    /// entries, but a script may drop any bytes under an entry's name, and
+    /// those must not go out under a key they do not carry.
+    static func problem(with body: [UInt8], as entry: EntryName) -> String? {
+        switch Record.parse(body, maximumSize: Int.max) {
+        case .failure(let problem): return problem.description
+        case .success(let record) where record.id != entry.key.id:
+            return "its id is \(record.id), not the entry's \(entry.key.id)"
+        case .success: return nil
+        }
     }
 
     /// A file dropped straight into queued/ under the name of an entry that
