@@ -17,6 +17,7 @@ public final class HTTPServer: Sendable {
     public let limits: HTTPServerLimits
     private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
     private let state = Locked(State())
+    private let budget: ByteBudget
 
     private struct State {
         var stopped = false
@@ -67,6 +68,7 @@ public final class HTTPServer: Sendable {
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
         self.limits = limits
+        self.budget = ByteBudget(limit: limits.bufferedBytesLimit)
         self.handler = handler
     }
 
@@ -76,6 +78,12 @@ public final class HTTPServer: Sendable {
 
     /// Connections being served now (refused ones never count).
     public var openConnections: Int { state.withLock { $0.connections.count } }
+
+    /// Request bytes all connections hold now (reserved before reading).
+    public var bufferedBytes: Int { budget.held }
+
+    /// The most `bufferedBytes` has ever been.
+    public var peakBufferedBytes: Int { budget.peak }
 
     /// Starts accepting on a thread of its own and returns at once.
     public func start() {
@@ -125,7 +133,7 @@ public final class HTTPServer: Sendable {
             }
             let thread = Thread { [self] in
                 var connection = HTTPConnection(
-                    socket: ConnectionSocket(fd: fd), limits: limits, handler: handler,
+                    socket: ConnectionSocket(fd: fd), limits: limits, budget: budget, handler: handler,
                     isStopped: { [self] in state.withLock { $0.stopped } })
                 connection.serve()
                 state.withLock { _ = $0.connections.remove(fd) }
