@@ -27,6 +27,10 @@ final class RawClient {
 
     deinit { close(fd) }
 
+    /// Says the request is all there is (half-close): a server waiting for
+    /// more sees the end at once.
+    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Hangs up (the descriptor itself is closed once, by deinit).
     func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
 
