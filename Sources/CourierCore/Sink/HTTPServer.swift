@@ -93,13 +93,12 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting and hangs up every connection. Safe to repeat.
     public func stop() {
-        let connections = state.withLock { state -> Set<Int32> in
-            guard !state.stopped else { return [] }
+        state.withLock { state in
+            guard !state.stopped else { return }
             state.stopped = true
             shutdown(listener, Int32(SHUT_RDWR))
-            return state.connections
+            for fd in state.connections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
@@ -136,8 +135,13 @@ public final class HTTPServer: Sendable {
                     socket: ConnectionSocket(fd: fd), limits: limits, budget: budget, handler: handler,
                     isStopped: { [self] in state.withLock { $0.stopped } })
                 connection.serve()
-                state.withLock { _ = $0.connections.remove(fd) }
-                close(fd)
+                // Closed under the lock that stop() shuts connections down
+                // under: once the number is free, another socket of this
+                // process may get it, and stop() must not hang that one up.
+                state.withLock { state in
+                    state.connections.remove(fd)
+                    close(fd)
+                }
             }
             thread.stackSize = 512 * 1024
             thread.start()
