@@ -33,8 +33,9 @@ enum HelpCommand {
           catalog sync [NAME] [--full]     pull catalog deltas page by page into spool/catalogs/NAME/
           catalog status [--json]          each catalog's version, age, failures, last duration
           sink --listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE]
-                                           the reference receiver: stores each record once per key,
-                                           answers batches, serves catalog deltas
+               [--max-connections N]       the reference receiver: stores each record once per key,
+                                           answers batches, serves catalog deltas; past N (64)
+                                           connections it answers 503
           demo                             a real round on a temporary spool against an embedded sink
           help                             this text
           --version                        print the version

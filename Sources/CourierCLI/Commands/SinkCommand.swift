@@ -2,7 +2,8 @@ import CourierCore
 import Foundation
 import Glibc
 
-/// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE] [--catalogs DIR]`:
+/// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE]
+/// [--max-connections N]`:
 /// the reference receiver, in the foreground until SIGINT or SIGTERM.
 enum SinkCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
@@ -11,6 +12,14 @@ enum SinkCommand {
         let secretFile = try arguments.option("--signing-secret-file")
         let catalogs = try arguments.option("--catalogs")
         let requestLog = try arguments.option("--log")
+        var limits = HTTPServerLimits()
+        if let text = try arguments.option("--max-connections") {
+            // 10,000 threads is already more than a loopback receiver needs.
+            guard text.allSatisfy(\.isASCII), let count = Int(text), (1...10_000).contains(count) else {
+                throw .usage("--max-connections \(text) is not a number from 1 to 10000")
+            }
+            limits.maxConnections = count
+        }
         try arguments.noPositionals("sink")
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw .usage("--listen \(listen) is not HOST:PORT")
@@ -37,7 +46,7 @@ enum SinkCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         let server: HTTPServer
         do {
-            server = try HTTPServer(host: String(listen[..<colon]), port: port, handler: sink.handle)
+            server = try HTTPServer(host: String(listen[..<colon]), port: port, limits: limits, handler: sink.handle)
         } catch {
             throw .io(error.description)
         }

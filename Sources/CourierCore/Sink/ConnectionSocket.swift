@@ -19,14 +19,12 @@ struct ConnectionSocket {
             let polled = poll(&ready, 1, wait)
             if polled < 0 && errno != EINTR { return .closed }
             if polled <= 0 { continue }
-            let before = buffer.count
-            buffer.append(contentsOf: repeatElement(0, count: count))
-            let got = buffer.withUnsafeMutableBytes { bytes -> Int in
-                guard let base = bytes.baseAddress else { return -1 }
-                return recv(fd, base + before, count, Int32(MSG_DONTWAIT))
+            let (got, failure) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
+                let got = recv(fd, scratch.baseAddress, count, Int32(MSG_DONTWAIT))
+                let failure = errno
+                if got > 0 { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<got])) }
+                return (got, failure)
             }
-            let failure = errno
-            buffer.removeLast(count - max(got, 0))
             if got > 0 { return .received }
             if got < 0 && (failure == EAGAIN || failure == EINTR) { continue }
             return .closed

@@ -6,17 +6,22 @@ import Glibc
 struct HTTPConnection {
     let socket: ConnectionSocket
     let limits: HTTPServerLimits
+    let budget: ByteBudget
     let handler: @Sendable (HTTPRequest) -> HTTPServerAction
     let isStopped: () -> Bool
     /// Bytes received and not yet handed on as a request.
     private var buffer: [UInt8] = []
+    /// Bytes reserved from the budget: never less than the buffer, nor,
+    /// while a request is read or handled, than that request.
+    private var held = 0
 
     init(
-        socket: ConnectionSocket, limits: HTTPServerLimits,
+        socket: ConnectionSocket, limits: HTTPServerLimits, budget: ByteBudget,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction, isStopped: @escaping () -> Bool
     ) {
         self.socket = socket
         self.limits = limits
+        self.budget = budget
         self.handler = handler
         self.isStopped = isStopped
     }
@@ -28,12 +33,18 @@ struct HTTPConnection {
     }
 
     mutating func serve() {
+        defer { budget.release(held) }
         while true {
             switch readRequest() {
             case .request(let request, let keepAlive):
-                guard act(on: handler(request), keepAlive: keepAlive) else { return }
+                let again = act(on: handler(request), keepAlive: keepAlive)
+                // The request is done with: keep only what the buffer holds.
+                budget.release(held - buffer.count)
+                held = buffer.count
+                guard again else { return }
             case .refuse(let status, let message):
-                let answer = HTTPResponse.json(status, #"{"error":"\#(message)"}"#)
+                var answer = HTTPResponse.json(status, #"{"error":"\#(message)"}"#)
+                if status == 503 { answer.headers.append(("Retry-After", "1")) }
                 _ = socket.send(answer.serialized(keepAlive: false), within: limits.sendDeadline)
                 return
             case .hangUp:
@@ -56,6 +67,7 @@ struct HTTPConnection {
             // Only the new bytes are searched: a head dripped a byte at a
             // time must not cost a scan of the whole head per byte.
             scanned = max(0, buffer.count - 3)
+            guard hold(buffer.count + ConnectionSocket.chunkSize) else { return Self.overBudget(budget) }
             switch socket.receive(into: &buffer, upTo: ConnectionSocket.chunkSize, until: headerDeadline) {
             case .received: continue
             case .closed: return .hangUp
@@ -78,6 +90,7 @@ struct HTTPConnection {
         // limit is the caller's: do not let the sum trap.
         let (total, overflow) = head.size.addingReportingOverflow(head.contentLength)
         if overflow { return .refuse(status: 413, message: HTTPRequestParser.Problem.bodyTooLarge.message) }
+        guard hold(total) else { return Self.overBudget(budget) }
         buffer.reserveCapacity(total)
         while buffer.count < total {
             let wanted = min(ConnectionSocket.chunkSize, total - buffer.count)
@@ -100,6 +113,20 @@ struct HTTPConnection {
         }
         let request = HTTPRequest(method: head.method, target: head.target, headers: head.headers, body: body)
         return .request(request, keepAlive: head.keepAlive)
+    }
+
+    /// Reserves up to `count` bytes in all; false when the budget says no.
+    private mutating func hold(_ count: Int) -> Bool {
+        guard count > held else { return true }
+        guard budget.reserve(count - held) else { return false }
+        held = count
+        return true
+    }
+
+    /// 503, as for too many connections: the sink is busy, not the request
+    /// wrong (it may fit once other uploads are done).
+    private static func overBudget(_ budget: ByteBudget) -> Reading {
+        .refuse(status: 503, message: "the server holds as many request bytes as it may (\(budget.limit)); retry later")
     }
 
     /// Does what the handler said; true to read the next request.

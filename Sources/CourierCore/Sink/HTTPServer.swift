@@ -17,6 +17,7 @@ public final class HTTPServer: Sendable {
     public let limits: HTTPServerLimits
     private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
     private let state = Locked(State())
+    private let budget: ByteBudget
 
     private struct State {
         var stopped = false
@@ -67,6 +68,7 @@ public final class HTTPServer: Sendable {
         self.port = UInt16(bigEndian: actual.sin_port)
         self.host = host
         self.limits = limits
+        self.budget = ByteBudget(limit: limits.bufferedBytesLimit)
         self.handler = handler
     }
 
@@ -77,6 +79,12 @@ public final class HTTPServer: Sendable {
     /// Connections being served now (refused ones never count).
     public var openConnections: Int { state.withLock { $0.connections.count } }
 
+    /// Request bytes all connections hold now (reserved before reading).
+    public var bufferedBytes: Int { budget.held }
+
+    /// The most `bufferedBytes` has ever been.
+    public var peakBufferedBytes: Int { budget.peak }
+
     /// Starts accepting on a thread of its own and returns at once.
     public func start() {
         let thread = Thread { [self] in acceptLoop() }
@@ -85,13 +93,12 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting and hangs up every connection. Safe to repeat.
     public func stop() {
-        let connections = state.withLock { state -> Set<Int32> in
-            guard !state.stopped else { return [] }
+        state.withLock { state in
+            guard !state.stopped else { return }
             state.stopped = true
             shutdown(listener, Int32(SHUT_RDWR))
-            return state.connections
+            for fd in state.connections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
@@ -125,11 +132,16 @@ public final class HTTPServer: Sendable {
             }
             let thread = Thread { [self] in
                 var connection = HTTPConnection(
-                    socket: ConnectionSocket(fd: fd), limits: limits, handler: handler,
+                    socket: ConnectionSocket(fd: fd), limits: limits, budget: budget, handler: handler,
                     isStopped: { [self] in state.withLock { $0.stopped } })
                 connection.serve()
-                state.withLock { _ = $0.connections.remove(fd) }
-                close(fd)
+                // Closed under the lock that stop() shuts connections down
+                // under: once the number is free, another socket of this
+                // process may get it, and stop() must not hang that one up.
+                state.withLock { state in
+                    state.connections.remove(fd)
+                    close(fd)
+                }
             }
             thread.stackSize = 512 * 1024
             thread.start()

@@ -15,15 +15,18 @@ public struct HTTPServerLimits: Sendable {
     public var bodyDeadline: Duration
     /// For sending one answer: a client that does not read is hung up on.
     public var sendDeadline: Duration
+    /// Request bytes held by all connections together, heads and bodies.
+    public var bufferedBytesLimit: Int
 
     public init(
         maxConnections: Int = 64, bodyLimit: Int = 8 << 20, headerDeadline: Duration = .seconds(10),
-        bodyDeadline: Duration = .seconds(30), sendDeadline: Duration = .seconds(30)
+        bodyDeadline: Duration = .seconds(30), sendDeadline: Duration = .seconds(30), bufferedBytesLimit: Int = 64 << 20
     ) {
         self.maxConnections = maxConnections
         self.bodyLimit = bodyLimit
         self.headerDeadline = headerDeadline
         self.bodyDeadline = bodyDeadline
         self.sendDeadline = sendDeadline
+        self.bufferedBytesLimit = bufferedBytesLimit
     }
 }

@@ -27,6 +27,10 @@ final class RawClient {
 
     deinit { close(fd) }
 
+    /// Says the request is all there is (half-close): a server waiting for
+    /// more sees the end at once.
+    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Hangs up (the descriptor itself is closed once, by deinit).
     func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
 
@@ -46,10 +50,13 @@ final class RawClient {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let left = (deadline - MonotonicInstant.now()).milliseconds
-            guard left > 0 else { return (String(decoding: answer, as: UTF8.self), false) }
+            // Always looks once, even when the time is up.
+            let left = max(0, (deadline - MonotonicInstant.now()).milliseconds)
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&ready, 1, Int32(clamping: left)) > 0 else { continue }
+            guard poll(&ready, 1, Int32(clamping: left)) > 0 else {
+                if left == 0 { return (String(decoding: answer, as: UTF8.self), false) }
+                continue
+            }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { return (String(decoding: answer, as: UTF8.self), true) }
             answer += chunk[0..<count]
