@@ -21,8 +21,14 @@ UNITS = courier.service courier.timer courier.path courier-prune.service courier
 
 all: $(BINARY)
 
-$(BINARY):
+# The release build is redone whenever a source or the manifest is newer
+# than it; a BINARY given from outside is used as it is.
+SOURCES := Package.swift $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap')
+
+ifeq ($(BINARY),.build/release/courier)
+$(BINARY): $(SOURCES)
 	swift build -c release --static-swift-stdlib
+endif
 
 install: $(BINARY)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/courier \

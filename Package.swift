@@ -1,38 +1,57 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The targets follow a record's path, each depending only on those before
+// it (docs/architecture.md walks one record through them; a dependency
+// cycle is a compile error):
+//
+//   CourierPosix → CourierSupport → CourierSpool → CourierRecords → CourierConfig
+//     → CourierTransport → CourierRound ─┐
+//                        → CourierCatalog ┴→ CourierOperations ─┐
+//   CourierRecords → CourierSink ─────────────────────────────────┴→ CourierCLI → courier
 let package = Package(
     name: "courier",
     products: [
-        .executable(name: "courier", targets: ["courier"]),
-        .library(name: "CourierCore", targets: ["CourierCore"]),
+        .executable(name: "courier", targets: ["courier"])
     ],
     targets: [
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
-        .systemLibrary(
-            name: "CINIH",
-            pkgConfig: "inih",
-            providers: [.apt(["libinih-dev"])]
-        ),
-        .systemLibrary(
-            name: "CCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
-        .systemLibrary(
-            name: "CZlib",
-            pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"])]
-        ),
+        // C libraries: a module map and `static inline` shims for variadics; no logic.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CINIH", pkgConfig: "inih", providers: [.apt(["libinih-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Declarations glibc keeps behind _GNU_SOURCE (syncfs); no library.
         .systemLibrary(name: "CPosix"),
-        .target(name: "CourierCore", dependencies: ["CCurl", "CINIH", "CCrypto", "CZlib", "CPosix"]),
-        .target(name: "CourierCLI", dependencies: ["CourierCore"]),
+
+        // System calls: errno read at once, descriptors, directory handles, the fault seam.
+        .target(name: "CourierPosix", dependencies: ["CPosix"]),
+        // Small pure helpers: units, time formats, digests, gzip, signing, redaction.
+        .target(name: "CourierSupport", dependencies: ["CourierPosix", "CCrypto", "CZlib"]),
+        // The spool: states, entry names, the checked read, the ledger.
+        .target(name: "CourierSpool", dependencies: ["CourierSupport"]),
+        // Records: JSON validation and byte-exact splicing.
+        .target(name: "CourierRecords", dependencies: ["CourierSpool"]),
+        // The configuration file and its secrets.
+        .target(name: "CourierConfig", dependencies: ["CourierRecords", "CINIH"]),
+        // HTTP through libcurl: one place for TLS, redirects, timeouts and headers.
+        .target(name: "CourierTransport", dependencies: ["CourierConfig", "CCurl"]),
+        // One round, in stages: recovery, intake, routes, delivery, commit, notify.
+        .target(name: "CourierRound", dependencies: ["CourierTransport"]),
+        // Catalog syncs, the other direction of the sync side.
+        .target(name: "CourierCatalog", dependencies: ["CourierTransport"]),
+        // The reference receiver (`courier sink`): a server of its own.
+        .target(name: "CourierSink", dependencies: ["CourierRecords"]),
+        // What people do to a spool: list, ack, resend, copy, backfill, prune, metrics.
+        .target(name: "CourierOperations", dependencies: ["CourierRound", "CourierCatalog"]),
+        // The command line: arguments, commands, messages and exit codes.
+        .target(name: "CourierCLI", dependencies: ["CourierOperations", "CourierSink"]),
         .executableTarget(name: "courier", dependencies: ["CourierCLI"]),
-        .testTarget(name: "CourierTests", dependencies: ["CourierCore", "CourierCLI"]),
+
+        .testTarget(
+            name: "CourierTests",
+            dependencies: [
+                "CourierPosix", "CourierSupport", "CourierSpool", "CourierRecords", "CourierConfig", "CourierTransport",
+                "CourierRound", "CourierCatalog", "CourierSink", "CourierOperations", "CourierCLI",
+            ]),
     ]
 )

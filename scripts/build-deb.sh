@@ -12,7 +12,9 @@ OUTDIR=${OUTDIR:-dist}
 if [ ! -x "$BINARY" ]; then
     swift build -c release --static-swift-stdlib
 fi
-VERSION=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CourierCore/Delivery/HTTPClient.swift)
+# The binary says what it is: `courier 0.1.0`.
+VERSION=$("$BINARY" --version | sed -n 's/^courier //p')
+[ -n "$VERSION" ] || { echo "build-deb: $BINARY --version said nothing usable" >&2; exit 70; }
 ARCH=$(dpkg --print-architecture)
 root=$(mktemp -d)
 chmod 0755 "$root"
@@ -66,7 +68,8 @@ cat > "$root/DEBIAN/prerm" <<'PRERM'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ]; then
-    systemctl stop courier.timer courier.path courier-prune.timer >/dev/null 2>&1 || true
+    # Every unit the package ships that can start a round or a sync.
+    systemctl stop courier.timer courier.path courier-prune.timer courier-catalog.timer >/dev/null 2>&1 || true
 fi
 exit 0
 PRERM

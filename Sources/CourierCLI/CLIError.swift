@@ -1,4 +1,7 @@
-import CourierCore
+import CourierConfig
+import CourierOperations
+import CourierRound
+import CourierSpool
 
 /// sysexits.h codes, the only exit statuses courier uses.
 public enum ExitStatus: Int32, Sendable {

@@ -1,4 +1,4 @@
-import CourierCore
+import CourierTransport
 import Foundation
 
 /// `courier [--config FILE] [--spool DIR] COMMAND …`

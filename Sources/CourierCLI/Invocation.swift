@@ -1,4 +1,5 @@
-import CourierCore
+import CourierConfig
+import CourierSpool
 import Foundation
 
 /// What every command shares: the global options and how they find the
@@ -18,7 +19,7 @@ struct Invocation {
 
     var log: EventLog { Logging.eventLog(quiet: quiet, verbose: verbose, journal: output.journal) }
 
-    /// The configuration, located by the rules of DESIGN §5.
+    /// The configuration, located by the rules of docs/design.md §5.
     func configuration(readingSecrets: Bool) throws(CLIError) -> Configuration {
         do {
             let file = try Configuration.locate(explicit: configPath, environment: environment)

@@ -1,4 +1,4 @@
-import CourierCore
+import CourierSpool
 import Foundation
 import Glibc
 

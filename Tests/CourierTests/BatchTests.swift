@@ -1,8 +1,17 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Testing
 
-/// DESIGN §8: batch subscribers, optimistic concurrency, and the sink's side.
+/// docs/design.md §8: batch subscribers, optimistic concurrency, and the sink's side.
 @Suite struct BatchTests {
     static func batchSubscriber(
         _ url: String, size: Int = 100, atomic: Bool = false, gzip: Bool = false, maxBytes: Int = 2 << 20

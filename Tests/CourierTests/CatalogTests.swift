@@ -1,9 +1,18 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
 
-/// DESIGN §8 catalogs: delta pages from the sink into spool/catalogs/NAME/.
+/// docs/design.md §8 catalogs: delta pages from the sink into spool/catalogs/NAME/.
 @Suite(.serialized) struct CatalogTests {
     /// A catalog directory the sink serves: `count` items with versions
     /// 1000…, set through their modification times.

@@ -1,8 +1,17 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Testing
 
-/// DESIGN §3 through real rounds against a loopback server.
+/// docs/design.md §3 through real rounds against a loopback server.
 @Suite struct DeliveryTests {
     static func oneRecordRound(
         server: LoopbackServer, mode: RoundMode = .background, adjust: (inout Configuration) -> Void = { _ in }

@@ -1,4 +1,13 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Testing
 

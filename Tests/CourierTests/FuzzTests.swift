@@ -1,7 +1,16 @@
 import Foundation
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 /// A seeded generator of hostile input, 100,000 cases per parser: every
 /// case must end in a value or a named refusal, never a crash, and the

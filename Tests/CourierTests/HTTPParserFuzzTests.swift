@@ -1,7 +1,16 @@
 import Foundation
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 /// The request parser on 100,000 seeded hostile inputs, like the other
 /// parsers in FuzzTests: mutated valid requests, spliced header lines and

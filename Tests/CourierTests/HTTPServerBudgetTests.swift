@@ -2,7 +2,16 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 /// Slow uploads cannot take the sink's memory: every request's bytes are
 /// reserved against one cap for all connections before they are read.

@@ -2,7 +2,16 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 /// The sink is a server and behaves like one: a bounded number of
 /// connections, deadlines that do not restart per byte, and a cap on the

@@ -1,8 +1,17 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Testing
 
-/// DESIGN §7: notifications after background rounds, and honesty about a
+/// docs/design.md §7: notifications after background rounds, and honesty about a
 /// notifier that does not work.
 @Suite struct NotifyTests {
     /// A notifier script that saves its standard input into `out`.

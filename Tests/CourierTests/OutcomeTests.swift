@@ -1,7 +1,16 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Testing
 
-/// DESIGN §3's table, row by row, through the one classification function.
+/// docs/design.md §3's table, row by row, through the one classification function.
 @Suite struct OutcomeTests {
     enum Expected: Equatable { case delivered, retry, attention }
 

@@ -1,4 +1,13 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
@@ -122,6 +131,14 @@ import Testing
             #expect(contents.contains(path), "\(path)")
         }
         #expect(contents.contains("drwxr-xr-x root/root         0"))
+        // prerm stops every timer and path unit the package ships.
+        let control = TemporaryDirectory("control")
+        #expect(try Shell.run(["dpkg-deb", "-e", deb, control.path + "/DEBIAN"]).status == 0)
+        let prerm = try String(contentsOfFile: control.path + "/DEBIAN/prerm", encoding: .utf8)
+        let shipped = try FileManager.default.contentsOfDirectory(atPath: Shell.repository + "/etc/systemd")
+            .filter { $0.hasSuffix(".timer") || $0.hasSuffix(".path") }
+        #expect(!shipped.isEmpty)
+        for unit in shipped { #expect(prerm.contains(unit), "prerm leaves \(unit) running") }
     }
 
     /// The real thing, on CI's throwaway machine only: install the .deb, check

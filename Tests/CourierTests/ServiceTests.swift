@@ -1,4 +1,3 @@
-import CourierCore
 import Foundation
 import Glibc
 import Testing

@@ -2,7 +2,16 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 /// Numbers a client or a file controls never reach unchecked Int64
 /// arithmetic in the sink: each case here used to trap (a crash of the

@@ -1,7 +1,16 @@
 import Foundation
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 /// With a signing secret the sink stores nothing the signature does not
 /// cover: the signature covers webhook-id, the timestamp and the body, so

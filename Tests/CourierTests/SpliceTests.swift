@@ -1,6 +1,15 @@
 import Testing
 
-@testable import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 
 @Suite struct SpliceTests {
     @Test func batchResultsAreRead() throws {

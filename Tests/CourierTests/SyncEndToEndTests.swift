@@ -1,9 +1,18 @@
-import CourierCore
+@testable import CourierPosix
+@testable import CourierSupport
+@testable import CourierSpool
+@testable import CourierRecords
+@testable import CourierConfig
+@testable import CourierTransport
+@testable import CourierRound
+@testable import CourierCatalog
+@testable import CourierSink
+@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
 
-/// DESIGN §8 between two real processes: `courier` and `courier sink`.
+/// docs/design.md §8 between two real processes: `courier` and `courier sink`.
 @Suite(.serialized) struct SyncEndToEndTests {
     @Test func batchesAndCatalogsBetweenCourierAndTheSink() throws {
         let directory = TemporaryDirectory("sync-e2e")

@@ -1,4 +1,6 @@
-import CourierCore
+import CourierOperations
+import CourierPosix
+import CourierSpool
 
 /// `courier backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]`
 enum BackfillCommand {

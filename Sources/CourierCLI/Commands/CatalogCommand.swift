@@ -1,4 +1,7 @@
-import CourierCore
+import CourierCatalog
+import CourierConfig
+import CourierPosix
+import CourierSpool
 import Foundation
 
 /// `courier catalog sync [NAME] [--full]` and `courier catalog status [--json]`.

@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSpool
 
 /// `courier check`: validate the configuration (secrets included) and the
 /// spool; non-zero on any fault.

@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSpool
 
 /// `courier copy ENTRY [--subscriber NAME]`
 enum CopyCommand {

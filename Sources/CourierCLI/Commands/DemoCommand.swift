@@ -1,4 +1,8 @@
-import CourierCore
+import CourierConfig
+import CourierPosix
+import CourierRound
+import CourierSink
+import CourierSpool
 import Foundation
 import Glibc
 

@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSpool
 import Foundation
 
 /// `courier enqueue [FILE...|-]`: validate records and drop them atomically.

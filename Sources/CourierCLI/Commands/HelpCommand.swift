@@ -1,4 +1,4 @@
-/// `courier help`: the same commands and words as DESIGN §6 and courier(1).
+/// `courier help`: the same commands and words as docs/design.md §6 and courier(1).
 enum HelpCommand {
     static let usage = """
         usage: courier [--config FILE] [--spool DIR] [--quiet|--verbose] COMMAND

@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSpool
 
 /// `courier init`: create the spool (mode 0750) and check it.
 enum InitCommand {

@@ -1,4 +1,6 @@
-import CourierCore
+import CourierOperations
+import CourierPosix
+import CourierSpool
 import Foundation
 
 /// `courier list [STATE] [--json]`: one line per item.

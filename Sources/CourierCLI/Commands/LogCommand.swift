@@ -1,4 +1,6 @@
-import CourierCore
+import CourierOperations
+import CourierPosix
+import CourierSpool
 import Foundation
 
 /// `courier log [--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]`

@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSpool
 
 /// `courier ack ENTRY...` and `courier resend ENTRY...`.
 enum ManualMoveCommand {

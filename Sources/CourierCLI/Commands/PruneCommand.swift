@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSupport
 
 /// `courier prune [--retention DURATION] [--dry-run]`
 enum PruneCommand {

@@ -1,4 +1,7 @@
-import CourierCore
+import CourierConfig
+import CourierOperations
+import CourierRound
+import CourierSpool
 
 /// `courier run [--background|--foreground] [--wait]` and `courier send-now`.
 enum RunCommand {

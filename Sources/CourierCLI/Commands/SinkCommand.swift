@@ -1,4 +1,5 @@
-import CourierCore
+import CourierSink
+import CourierSupport
 import Foundation
 import Glibc
 

@@ -1,4 +1,8 @@
-import CourierCore
+import CourierCatalog
+import CourierConfig
+import CourierOperations
+import CourierRound
+import CourierSpool
 import Foundation
 
 /// `courier status [--json]`: counts per state, needsAttention first, the

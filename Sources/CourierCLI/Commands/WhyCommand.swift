@@ -1,4 +1,5 @@
-import CourierCore
+import CourierOperations
+import CourierSpool
 
 /// `courier why ENTRY`: the item's ledger history and where it is now.
 enum WhyCommand {

@@ -1,0 +1,261 @@
+import CourierSpool
+import CourierSupport
+import Glibc
+
+/// When to run `notify-command` after a background round.
+public enum NotifyMode: String, Sendable, CaseIterable {
+    case always, failures, off
+}
+
+/// Why a name or value cannot be an HTTP header field.
+public enum HeaderFieldError: Error, Sendable, Equatable, CustomStringConvertible {
+    case badName(String)
+    case controlByte(name: String, byte: UInt8)
+
+    public var description: String {
+        switch self {
+        case .badName(let name): return "`\(name.prefix(64))` is not a header name (letters, digits and !#$%&'*+-.^_`|~)"
+        case .controlByte(let name, let byte):
+            return "the value for \(name) holds a control byte (0x\(String(byte, radix: 16))); "
+                + "CR, LF, NUL and other controls would let it add or split headers"
+        }
+    }
+}
+
+/// One header as it goes on the wire. Every header courier sends, from a
+/// `header =` line, a token file, a record's `etag` or courier itself, is
+/// made through this initialiser, so this is the one place that stops a
+/// value from adding headers or smuggling a request (RFC 9110 §5.5: no
+/// CR, LF, NUL or other control byte; tab is allowed).
+public struct HTTPHeaderField: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(name: String, value: String) throws(HeaderFieldError) {
+        guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else { throw .badName(name) }
+        if let byte = Self.controlByte(in: value) { throw .controlByte(name: name, byte: byte) }
+        self.name = name
+        self.value = value
+    }
+
+    /// A field written in courier's own source: both parts are constants,
+    /// so a bad one is a programming error caught by the first test run.
+    public init(constant name: StaticString, _ value: StaticString) {
+        do { try self.init(name: "\(name)", value: "\(value)") } catch { preconditionFailure("\(error)") }
+    }
+
+    public var line: String { "\(name): \(value)" }
+
+    /// The first byte that may not stand in a field value, if any.
+    public static func controlByte(in value: String) -> UInt8? {
+        value.utf8.first { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+}
+
+/// How a subscriber takes items: one POST each, or POSTed in batches.
+public enum DeliveryMode: String, Sendable, Codable {
+    case single
+    case batch
+}
+
+/// `mode = batch` settings (docs/design.md §8).
+public struct BatchSettings: Sendable, Equatable {
+    /// Items per batch, 1–500; halved for the rest of a round after a timeout.
+    public var size = 100
+    /// `?atomic=true`: the whole batch is one outcome.
+    public var atomic = false
+    /// A batch body is split before it grows past this.
+    public var maxBytes = 2 << 20
+
+    public init(size: Int = 100, atomic: Bool = false, maxBytes: Int = 2 << 20) {
+        self.size = size
+        self.atomic = atomic
+        self.maxBytes = maxBytes
+    }
+}
+
+/// `[catalog NAME]`: a server-owned collection pulled as deltas.
+public struct Catalog: Sendable {
+    public let name: SubscriberName
+    /// The base URL; pages come from `{url}/delta`.
+    public let url: String
+    public let pageSize: Int
+    public let ackURL: String?
+    public let tokenFile: String?
+    public internal(set) var token: String?
+    public let line: Int
+
+    public init(name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, token: String? = nil) {
+        self.name = name
+        self.url = url
+        self.pageSize = pageSize
+        self.ackURL = ackURL
+        self.tokenFile = nil
+        self.token = token
+        self.line = 0
+    }
+
+    init(name: SubscriberName, url: String, pageSize: Int, ackURL: String?, tokenFile: String?, line: Int) {
+        self.name = name
+        self.url = url
+        self.pageSize = pageSize
+        self.ackURL = ackURL
+        self.tokenFile = tokenFile
+        self.token = nil
+        self.line = line
+    }
+}
+
+/// `[subscriber NAME]`: one HTTP endpoint and what it wants.
+public struct Subscriber: Sendable {
+    public let name: SubscriberName
+    public let url: String
+    /// Nil: every kind (`kinds` absent or `*`).
+    public let kinds: Set<String>?
+    public let tokenFile: String?
+    /// The bearer token, read from `token-file` when secrets are loaded.
+    public internal(set) var token: String?
+    public let headers: [HTTPHeaderField]
+    public let concurrency: Int
+    public let caFile: String?
+    public let signingSecretFile: String?
+    /// The decoded `whsec_` secret, when secrets are loaded.
+    public internal(set) var signingSecret: [UInt8]?
+    /// `single` (default) or `batch`, with its settings.
+    public var mode: DeliveryMode = .single
+    public var batch = BatchSettings()
+    /// `gzip = true`: bodies go out with `Content-Encoding: gzip`.
+    public var gzip = false
+    public let line: Int
+    /// Where `token-file` and `signing-secret-file` were given, for errors.
+    var tokenFileLine = 0
+    var signingSecretFileLine = 0
+
+    public func takes(kind: String) -> Bool { kinds?.contains(kind) ?? true }
+
+    public init(
+        name: SubscriberName, url: String, kinds: Set<String>? = nil, token: String? = nil,
+        headers: [HTTPHeaderField] = [], concurrency: Int = 8, caFile: String? = nil, signingSecret: [UInt8]? = nil
+    ) {
+        self.name = name
+        self.url = url
+        self.kinds = kinds
+        self.tokenFile = nil
+        self.token = token
+        self.headers = headers
+        self.concurrency = concurrency
+        self.caFile = caFile
+        self.signingSecretFile = nil
+        self.signingSecret = signingSecret
+        self.line = 0
+    }
+
+    init(
+        name: SubscriberName, url: String, kinds: Set<String>?, tokenFile: String?, headers: [HTTPHeaderField],
+        concurrency: Int, caFile: String?, signingSecretFile: String?, line: Int
+    ) {
+        self.name = name
+        self.url = url
+        self.kinds = kinds
+        self.tokenFile = tokenFile
+        self.token = nil
+        self.headers = headers
+        self.concurrency = concurrency
+        self.caFile = caFile
+        self.signingSecretFile = signingSecretFile
+        self.signingSecret = nil
+        self.line = line
+    }
+}
+
+/// `etc/courier.conf`, parsed, typed and validated.
+public struct Configuration: Sendable {
+    /// The file it came from; nil for one built in code (tests, demo).
+    public var file: String?
+    public var spool: String
+    public var deviceID: String
+    public var notify: NotifyMode
+    public var notifyCommand: String?
+    /// How long a notifier may run before its process group is stopped.
+    public var notifyTimeout: Duration = .seconds(30)
+    public var retention: Duration
+    public var routeWait: Duration
+    public var settle: Duration
+    public var backgroundTimeout: Duration
+    public var foregroundTimeout: Duration
+    public var backoff: [Duration]
+    public var maxRecordSize: Int
+    /// Prometheus textfile to replace after each round; nil: none.
+    public var metricsFile: String?
+    public var subscribers: [Subscriber]
+    public var catalogs: [Catalog] = []
+
+    public static let defaultSpool = "/var/spool/courier"
+
+    /// Every secret this configuration knows, for whatever is written down.
+    public var redactor: Redactor {
+        var redactor = Redactor()
+        for subscriber in subscribers {
+            if let token = subscriber.token { redactor.add(token) }
+            redactor.addCredentials(of: subscriber.url)
+        }
+        for catalog in catalogs {
+            if let token = catalog.token { redactor.add(token) }
+            redactor.addCredentials(of: catalog.url)
+            if let ack = catalog.ackURL { redactor.addCredentials(of: ack) }
+        }
+        return redactor
+    }
+
+    public init(spool: String, subscribers: [Subscriber]) {
+        self.file = nil
+        self.spool = spool
+        self.deviceID = Self.hostName()
+        self.notify = .always
+        self.notifyCommand = nil
+        // Six months: long enough to answer "did that reach them in
+        // spring?", short enough that the ledger stays small.
+        self.retention = .seconds(183 * 86_400)
+        self.routeWait = .seconds(3600)
+        // A plain `cp` of a large file can take a moment; 5 s of quiet
+        // is the sign that it has finished.
+        self.settle = .seconds(5)
+        self.backgroundTimeout = .seconds(15)
+        self.foregroundTimeout = .seconds(30)
+        self.backoff = [.seconds(2), .seconds(4), .seconds(8), .seconds(16)]
+        self.maxRecordSize = 1 << 20
+        self.metricsFile = nil
+        self.subscribers = subscribers
+    }
+
+    public func subscriber(named name: SubscriberName) -> Subscriber? {
+        subscribers.first { $0.name == name }
+    }
+
+    public func catalog(named name: SubscriberName) -> Catalog? {
+        catalogs.first { $0.name == name }
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return DeviceID.isValid(name) ? name : "localhost"
+    }
+}
+
+enum DeviceID {
+    static func isValid(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(RecordID.isIDByte)
+    }
+}

@@ -1,0 +1,408 @@
+import CourierPosix
+import CourierRecords
+import CourierSpool
+import CourierSupport
+import Foundation
+import Glibc
+
+extension Configuration {
+    /// Where the configuration is looked for, first found wins:
+    /// `--config FILE`, `$COURIER_CONFIG`, `./etc/courier.conf`,
+    /// `/etc/courier/courier.conf`.
+    public static func locate(explicit: String?, environment: [String: String]) throws(ConfigError) -> String {
+        if let explicit { return explicit }
+        if let fromEnvironment = environment["COURIER_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
+        let candidates = ["./etc/courier.conf", "/etc/courier/courier.conf"]
+        for candidate in candidates where access(candidate, F_OK) == 0 { return candidate }
+        throw .notFound(searched: ["--config", "$COURIER_CONFIG"] + candidates)
+    }
+
+    /// Reads and validates a configuration file. With `readingSecrets`,
+    /// token and signing-secret files are read too, so a round refuses a
+    /// bad one before anything moves.
+    public static func load(file: String, readingSecrets: Bool) throws(ConfigError) -> Configuration {
+        let bytes: [UInt8]
+        do throws(Errno) {
+            let directory = try DirectoryHandle.open(path: ".")
+            let handle = try directory.openFile(FileName(file), flags: O_RDONLY)
+            bytes = try handle.read(upTo: (1 << 20) + 1)
+            // Half a configuration would be read as a different one.
+            guard bytes.count <= 1 << 20 else { throw Errno(EFBIG) }
+        } catch {
+            throw .unreadable(file: file, error)
+        }
+        var configuration = try parse(bytes, file: file)
+        if readingSecrets { try configuration.loadSecrets() }
+        return configuration
+    }
+
+    /// Validates INI text; relative paths in it are resolved against the
+    /// directory of `file`, so the configuration means the same thing
+    /// whatever directory courier is started from.
+    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> Configuration {
+        let entries = try IniReader.parse(bytes, file: file)
+        var seenSections: Set<String> = []
+        for header in IniReader.sectionHeaders(bytes) where !seenSections.insert(header.name).inserted {
+            throw .syntax(file: file, line: header.line, reason: "[\(header.name)] appears twice")
+        }
+        let base = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
+        var configuration = Configuration(spool: defaultSpool, subscribers: [])
+        configuration.file = file
+        var builders: [SubscriberBuilder] = []
+        var catalogBuilders: [CatalogBuilder] = []
+        var seenCourierKeys: Set<String> = []
+
+        for entry in entries {
+            func fail(_ reason: String) -> ConfigError {
+                .invalid(file: file, line: entry.line, section: entry.section, key: entry.key, reason: reason)
+            }
+            let value = entry.value
+            if entry.section == "courier" {
+                guard seenCourierKeys.insert(entry.key).inserted else { throw fail("given twice") }
+                switch entry.key {
+                case "spool":
+                    guard !value.isEmpty else { throw fail("is empty") }
+                    configuration.spool = resolve(value, against: base)
+                case "device-id":
+                    guard DeviceID.isValid(value) else { throw fail("must be 1–64 of [A-Za-z0-9._:-]") }
+                    configuration.deviceID = value
+                case "notify":
+                    guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
+                    configuration.notify = mode
+                case "notify-command":
+                    guard !value.isEmpty else { throw fail("is empty") }
+                    configuration.notifyCommand = resolve(value, against: base)
+                case "notify-timeout": configuration.notifyTimeout = try positiveDuration(value, fail)
+                case "metrics-file":
+                    guard !value.isEmpty else { throw fail("is empty") }
+                    configuration.metricsFile = resolve(value, against: base)
+                case "retention": configuration.retention = try duration(value, fail)
+                case "route-wait": configuration.routeWait = try duration(value, fail)
+                case "settle": configuration.settle = try duration(value, fail)
+                case "background-timeout": configuration.backgroundTimeout = try positiveDuration(value, fail)
+                case "foreground-timeout": configuration.foregroundTimeout = try positiveDuration(value, fail)
+                case "backoff":
+                    let steps = value.split(separator: " ", omittingEmptySubsequences: true)
+                    guard (1...10).contains(steps.count) else {
+                        throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`")
+                    }
+                    configuration.backoff = try steps.map { step throws(ConfigError) in try duration(String(step), fail)
+                    }
+                case "max-record-size":
+                    guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
+                        throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
+                    }
+                    configuration.maxRecordSize = size
+                default:
+                    throw fail("unknown key")
+                }
+            } else if entry.section.hasPrefix("subscriber ") {
+                let rawName = String(entry.section.dropFirst("subscriber ".count)).trimmingSpaces
+                guard let name = SubscriberName(rawName) else {
+                    throw fail("subscriber name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
+                }
+                if builders.last?.name != name { builders.append(SubscriberBuilder(name: name, line: entry.line)) }
+                try builders[builders.count - 1].set(entry, base: base, fail: fail)
+            } else if entry.section.hasPrefix("catalog ") {
+                let rawName = String(entry.section.dropFirst("catalog ".count)).trimmingSpaces
+                guard let name = SubscriberName(rawName) else {
+                    throw fail("catalog name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
+                }
+                if catalogBuilders.last?.name != name {
+                    catalogBuilders.append(CatalogBuilder(name: name, line: entry.line))
+                }
+                try catalogBuilders[catalogBuilders.count - 1].set(entry, base: base, fail: fail)
+            } else if entry.section.isEmpty {
+                throw .syntax(file: file, line: entry.line, reason: "`\(entry.key)` is outside any [section]")
+            } else {
+                throw .syntax(
+                    file: file, line: entry.line,
+                    reason:
+                        "unknown section [\(entry.section)] (expected [courier], [subscriber NAME] or [catalog NAME])")
+            }
+        }
+        configuration.subscribers = try builders.map { builder throws(ConfigError) in try builder.build(file: file) }
+        configuration.catalogs = try catalogBuilders.map { builder throws(ConfigError) in try builder.build(file: file)
+        }
+        guard !configuration.subscribers.isEmpty || !configuration.catalogs.isEmpty else {
+            throw .noSubscribers(file: file)
+        }
+        return configuration
+    }
+
+    /// Reads every subscriber's token and signing secret.
+    public mutating func loadSecrets() throws(ConfigError) {
+        let file = self.file ?? "configuration"
+        for index in catalogs.indices {
+            guard let path = catalogs[index].tokenFile else { continue }
+            catalogs[index].token = try Self.readToken(path, file: file, line: catalogs[index].line)
+        }
+        for index in subscribers.indices {
+            let subscriber = subscribers[index]
+            if let path = subscriber.tokenFile {
+                subscribers[index].token = try Self.readToken(path, file: file, line: subscriber.tokenFileLine)
+            }
+            if let path = subscriber.signingSecretFile {
+                let text = try Self.readSecret(
+                    path, file: file, line: subscriber.signingSecretFileLine, key: "signing-secret-file")
+                guard let secret = WebhookSigner.decodeSecret(text) else {
+                    throw .secret(
+                        file: file, line: subscriber.signingSecretFileLine, key: "signing-secret-file", path: path,
+                        reason: "expected `whsec_` followed by base64")
+                }
+                subscribers[index].signingSecret = secret
+            }
+        }
+    }
+
+    /// Secret files anyone on the machine can read: worth a warning.
+    public func secretFileWarnings() -> [String] {
+        var warnings: [String] = []
+        for subscriber in subscribers {
+            for (key, path) in [
+                ("token-file", subscriber.tokenFile), ("signing-secret-file", subscriber.signingSecretFile),
+            ] {
+                guard let path else { continue }
+                var info = stat()
+                guard stat(path, &info) == 0, info.st_mode & 0o004 != 0 else { continue }
+                let mode = String(info.st_mode & 0o777, radix: 8)
+                warnings.append(
+                    "[subscriber \(subscriber.name)] \(key) \(path) is readable by others (mode 0\(mode)); chmod o-r it"
+                )
+            }
+        }
+        return warnings
+    }
+
+    /// A bearer token: it becomes `Authorization: Bearer TOKEN`, so it is
+    /// checked as that header now, and must be one word.
+    private static func readToken(_ path: String, file: String, line: Int) throws(ConfigError) -> String {
+        let text = try readSecret(path, file: file, line: line, key: "token-file")
+        func refuse(_ reason: String) -> ConfigError {
+            .secret(file: file, line: line, key: "token-file", path: path, reason: reason)
+        }
+        guard !text.isEmpty else { throw refuse("the file is empty") }
+        do { _ = try HTTPHeaderField(name: "Authorization", value: "Bearer " + text) } catch {
+            throw refuse(error.description)
+        }
+        guard !text.contains(" ") && !text.contains("\t") else {
+            throw refuse("the token must be one line of printable ASCII without spaces")
+        }
+        return text
+    }
+
+    private static func readSecret(_ path: String, file: String, line: Int, key: String) throws(ConfigError) -> String {
+        do throws(Errno) {
+            let directory = try DirectoryHandle.open(path: ".")
+            let handle = try directory.openFile(FileName(path), flags: O_RDONLY)
+            let bytes = try handle.read(upTo: 64 * 1024 + 1)
+            guard bytes.count <= 64 * 1024 else { throw Errno(EFBIG) }
+            return String(decoding: bytes, as: UTF8.self).trimmingSpaces
+        } catch {
+            throw .secret(file: file, line: line, key: key, path: path, reason: error.description)
+        }
+    }
+
+    /// An absolute, normalised path: `etc/../spool` from `/srv` is `/srv/spool`.
+    static func resolve(_ path: String, against base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        return URL(fileURLWithPath: joined).standardizedFileURL.path
+    }
+
+    private static func duration(_ text: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Duration {
+        guard let duration = Units.duration(text) else {
+            throw fail("`\(text)` is not a duration (use 500ms, 15s, 5m, 1h or 183d)")
+        }
+        return duration
+    }
+
+    private static func positiveDuration(_ text: String, _ fail: (String) -> ConfigError) throws(ConfigError)
+        -> Duration
+    {
+        let value = try duration(text, fail)
+        guard value > .zero else { throw fail("must be more than 0") }
+        return value
+    }
+}
+
+/// Collects one `[subscriber NAME]` section's keys before validation.
+private struct SubscriberBuilder {
+    let name: SubscriberName
+    let line: Int
+    var url: String?
+    var kinds: Set<String>?
+    var tokenFile: String?
+    var headers: [HTTPHeaderField] = []
+    var concurrency = 8
+    var caFile: String?
+    var signingSecretFile: String?
+    var mode = DeliveryMode.single
+    var batch = BatchSettings()
+    var gzip = false
+    var lines: [String: Int] = [:]
+
+    /// Headers courier sets itself; configuring them would be ambiguous.
+    static let reservedHeaders: Set<String> = [
+        "content-type", "content-length", "transfer-encoding", "host", "idempotency-key", "user-agent",
+        "courier-device", "courier-session", "webhook-id", "webhook-timestamp", "webhook-signature", "expect",
+        "connection",
+    ]
+
+    init(name: SubscriberName, line: Int) {
+        self.name = name
+        self.line = line
+    }
+
+    mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
+        let value = entry.value
+        if entry.key != "header" {
+            guard lines[entry.key] == nil else { throw fail("given twice") }
+        }
+        lines[entry.key] = entry.line
+        switch entry.key {
+        case "url":
+            url = try httpURL(value, fail)
+        case "kinds":
+            let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            guard !words.isEmpty else { throw fail("is empty (leave it out, or write `*`, for every kind)") }
+            if words == ["*"] {
+                kinds = nil
+            } else {
+                guard let bad = words.first(where: { !RecordKind.isValid($0) }) else {
+                    kinds = Set(words)
+                    return
+                }
+                throw fail("`\(bad)` is not a kind (1–64 of [A-Za-z0-9_-])")
+            }
+        case "token-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            tokenFile = Configuration.resolve(value, against: base)
+        case "header":
+            guard let colon = value.firstIndex(of: ":") else { throw fail("must be `Name: value`") }
+            let headerName = String(value[..<colon]).trimmingSpaces
+            let headerValue = String(value[value.index(after: colon)...]).trimmingSpaces
+            guard !Self.reservedHeaders.contains(headerName.lowercased()) else {
+                throw fail("\(headerName) is set by courier itself")
+            }
+            do { headers.append(try HTTPHeaderField(name: headerName, value: headerValue)) } catch {
+                throw fail(error.description)
+            }
+        case "concurrency":
+            guard let number = Int(value), (1...256).contains(number) else {
+                throw fail("must be a number from 1 to 256")
+            }
+            concurrency = number
+        case "ca-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            caFile = Configuration.resolve(value, against: base)
+        case "signing-secret-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            signingSecretFile = Configuration.resolve(value, against: base)
+        case "mode":
+            guard let parsed = DeliveryMode(rawValue: value) else { throw fail("must be single or batch") }
+            mode = parsed
+        case "batch-size":
+            guard let number = Int(value), (1...500).contains(number) else {
+                throw fail("must be a number from 1 to 500")
+            }
+            batch.size = number
+        case "atomic":
+            batch.atomic = try boolean(value, fail)
+        case "max-batch-bytes":
+            guard let size = Units.size(value), (1024...(64 << 20)).contains(size) else {
+                throw fail("must be a size from 1KiB to 64MiB, e.g. `2MiB`")
+            }
+            batch.maxBytes = size
+        case "gzip":
+            gzip = try boolean(value, fail)
+        default:
+            throw fail("unknown key")
+        }
+    }
+
+    func build(file: String) throws(ConfigError) -> Subscriber {
+        if mode == .single, let key = ["batch-size", "atomic", "max-batch-bytes"].first(where: { lines[$0] != nil }) {
+            throw .invalid(
+                file: file, line: lines[key] ?? line, section: "subscriber \(name)", key: key,
+                reason: "only applies with `mode = batch`")
+        }
+        guard let url else { throw .missing(file: file, section: "subscriber \(name)", key: "url") }
+        if tokenFile != nil, headers.contains(where: { $0.name.lowercased() == "authorization" }) {
+            throw .invalid(
+                file: file, line: line, section: "subscriber \(name)", key: "header",
+                reason: "Authorization is given both by token-file and by a header line")
+        }
+        var subscriber = Subscriber(
+            name: name, url: url, kinds: kinds, tokenFile: tokenFile, headers: headers, concurrency: concurrency,
+            caFile: caFile, signingSecretFile: signingSecretFile, line: line)
+        subscriber.mode = mode
+        subscriber.batch = batch
+        subscriber.gzip = gzip
+        subscriber.tokenFileLine = lines["token-file"] ?? line
+        subscriber.signingSecretFileLine = lines["signing-secret-file"] ?? line
+        return subscriber
+    }
+}
+
+/// An http:// or https:// URL with a host part and no spaces or controls.
+private func httpURL(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> String {
+    let lower = value.lowercased()
+    guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), value.count > 8,
+        !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+    else { throw fail("must be an http:// or https:// URL without spaces") }
+    return value
+}
+
+/// `true`/`false` (also yes/no, on/off, 1/0), as INI files write them.
+private func boolean(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Bool {
+    switch value.lowercased() {
+    case "true", "yes", "on", "1": return true
+    case "false", "no", "off", "0": return false
+    default: throw fail("must be true or false")
+    }
+}
+
+/// Collects one `[catalog NAME]` section's keys before validation.
+private struct CatalogBuilder {
+    let name: SubscriberName
+    let line: Int
+    var url: String?
+    var pageSize = 500
+    var ackURL: String?
+    var tokenFile: String?
+    var seen: Set<String> = []
+
+    init(name: SubscriberName, line: Int) {
+        self.name = name
+        self.line = line
+    }
+
+    mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
+        guard seen.insert(entry.key).inserted else { throw fail("given twice") }
+        let value = entry.value
+        switch entry.key {
+        case "url", "ack-url":
+            _ = try httpURL(value, fail)
+            if entry.key == "url" {
+                url = value.hasSuffix("/") ? String(value.dropLast()) : value
+            } else {
+                ackURL = value
+            }
+        case "page-size":
+            guard let number = Int(value), (1...10_000).contains(number) else {
+                throw fail("must be a number from 1 to 10000")
+            }
+            pageSize = number
+        case "token-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            tokenFile = Configuration.resolve(value, against: base)
+        default:
+            throw fail("unknown key")
+        }
+    }
+
+    func build(file: String) throws(ConfigError) -> Catalog {
+        guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
+        return Catalog(name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, line: line)
+    }
+}

@@ -1,0 +1,124 @@
+import CourierConfig
+import CourierPosix
+import CourierRecords
+import CourierSpool
+import Glibc
+
+/// `courier backfill`: the fourth trigger. Re-sends history to one
+/// subscriber with the records' own keys, so an endpoint that already has
+/// a record keeps it once.
+public struct Backfill {
+    public enum Source: Sendable, Equatable {
+        /// Every record already delivered to anyone, one per id.
+        case sent
+        /// The record files in a directory.
+        case directory(String)
+    }
+
+    public struct Report: Sendable {
+        /// Entries written to or moved into `queued/`.
+        public var queued: [String] = []
+        /// Entries already waiting (`queued/`, `sending/`, `awaitingRoute/`).
+        public var alreadyPending: [String] = []
+        /// Files in the source that are not records, with the reason.
+        public var skipped: [String] = []
+    }
+
+    let spool: Spool
+    let configuration: Configuration
+
+    public init(spool: Spool, configuration: Configuration) {
+        self.spool = spool
+        self.configuration = configuration
+    }
+
+    /// Records whose `time` (else the file's modification time) lies in
+    /// `since ..< until`.
+    public func run(
+        since: Timestamp, until: Timestamp, subscriber: SubscriberName, from source: Source, dryRun: Bool
+    ) throws(OperationError) -> Report {
+        guard configuration.subscriber(named: subscriber) != nil else { throw .unknownSubscriber(subscriber.value) }
+        var report = Report()
+        let candidates = try collect(from: source, since: since, until: until, report: &report)
+        let ledger = Ledger(directory: spool.ledgerDirectory)
+        let origin: String
+        switch source {
+        case .sent: origin = "sent/"
+        case .directory(let path): origin = path
+        }
+        do {
+            for (id, bytes) in candidates.sorted(by: { $0.key < $1.key }) {
+                let entry = EntryName(key: DeliveryKey(id: id), subscriber: subscriber)
+                let state = try spool.locate(entry.fileName)
+                switch state {
+                case .queued, .sending, .awaitingRoute:
+                    report.alreadyPending.append(entry.description)
+                    continue
+                case .sent, .failed, .needsAttention, nil:
+                    report.queued.append(entry.description)
+                }
+                guard !dryRun else { continue }
+                try ledger.append(
+                    LedgerLine(
+                        time: .now(), round: "backfill", subscriber: subscriber.value, key: entry.key.description,
+                        event: .backfilled, detail: "from \(origin)" + (state.map { "; was in \($0.rawValue)/" } ?? ""))
+                )
+                if let state {
+                    try spool.move(entry.fileName, from: state, to: .queued)
+                    try spool.sync([state, .queued])
+                } else {
+                    try spool.deliverNewFile(bytes, named: entry.fileName, into: .queued)
+                }
+            }
+        } catch {
+            throw .spool(error)
+        }
+        return report
+    }
+
+    private func collect(from source: Source, since: Timestamp, until: Timestamp, report: inout Report)
+        throws(OperationError) -> [RecordID: [UInt8]]
+    {
+        var found: [RecordID: (bytes: [UInt8], preferred: Bool)] = [:]
+        func consider(_ bytes: [UInt8], modified: Timestamp, label: String, preferred: Bool) {
+            switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
+            case .failure(let problem):
+                report.skipped.append("\(label): \(problem)")
+            case .success(let record):
+                let time = record.time ?? modified
+                guard time >= since && time < until else { return }
+                // One per id: the original rather than a deliberate copy.
+                if let existing = found[record.id], existing.preferred || !preferred { return }
+                found[record.id] = (bytes, preferred)
+            }
+        }
+        do {
+            switch source {
+            case .sent:
+                let sent = spool.directory(.sent)
+                let stream = try sent.entries()
+                while let name = try stream.next() {
+                    guard let entry = EntryName(fileName: name), let status = try sent.status(of: name) else {
+                        continue
+                    }
+                    let bytes = try sent.openFile(name, flags: O_RDONLY).read(upTo: configuration.maxRecordSize + 1)
+                    consider(bytes, modified: status.modified, label: "sent/\(name)", preferred: entry.key.copy == nil)
+                }
+            case .directory(let path):
+                let directory = try DirectoryHandle.open(path: path)
+                for name in try directory.sortedNames() {
+                    guard let status = try directory.status(of: name), status.kind == .regular else {
+                        report.skipped.append("\(path)/\(name): not a regular file")
+                        continue
+                    }
+                    let bytes = try directory.openFile(name, flags: O_RDONLY).read(
+                        upTo: configuration.maxRecordSize + 1)
+                    consider(bytes, modified: status.modified, label: "\(path)/\(name)", preferred: true)
+                }
+            }
+        } catch {
+            throw .spool(.operation("read", path: source == .sent ? "sent/" : "\(source)", error))
+        }
+        return found.mapValues(\.bytes)
+    }
+}

@@ -1,0 +1,55 @@
+import CourierConfig
+import CourierPosix
+import CourierRecords
+import CourierSpool
+
+/// `courier enqueue`: checks a record the way intake will, then drops it
+/// into `queued/` atomically (tmp/ then rename), so a half-written file is
+/// never seen.
+public struct Enqueuer {
+    let spool: Spool
+    let configuration: Configuration
+
+    public init(spool: Spool, configuration: Configuration) {
+        self.spool = spool
+        self.configuration = configuration
+    }
+
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case invalid(source: String, reason: String)
+        case spool(SpoolError)
+
+        public var description: String {
+            switch self {
+            case .invalid(let source, let reason): return "\(source): \(reason)"
+            case .spool(let error): return error.description
+            }
+        }
+    }
+
+    /// Validates and drops one record; returns the name it got in queued/.
+    @discardableResult
+    public func enqueue(_ bytes: [UInt8], source: String) throws(Failure) -> FileName {
+        let record: Record
+        switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
+        case .success(let parsed): record = parsed
+        case .failure(let problem): throw .invalid(source: source, reason: problem.description)
+        }
+        if let names = record.subscribers {
+            if let unknown = names.first(where: { configuration.subscriber(named: $0) == nil }) {
+                throw .invalid(source: source, reason: "`subscribers` names \(unknown), which is not configured")
+            }
+        } else if !configuration.subscribers.contains(where: { $0.takes(kind: record.kind) }) {
+            throw .invalid(source: source, reason: "no subscriber takes kind \(record.kind)")
+        }
+        // The name only has to be unique and not look like an entry;
+        // intake reads the id from inside the file.
+        let name = spool.uniqueTemporaryName(for: FileName("\(record.id).json"))
+        do {
+            try spool.deliverNewFile(bytes, named: name, into: .queued)
+        } catch {
+            throw .spool(error)
+        }
+        return name
+    }
+}

@@ -1,0 +1,112 @@
+import CourierPosix
+import CourierSpool
+
+/// The ledger, read back for people: `why`, `log`, `list`'s last event.
+public struct History {
+    let spool: Spool
+
+    public init(spool: Spool) { self.spool = spool }
+
+    /// A filter for `courier log`.
+    public struct Filter: Sendable {
+        public var since: Timestamp?
+        public var until: Timestamp?
+        public var subscriber: String?
+        public var event: LedgerEvent?
+        public var key: String?
+
+        public init(
+            since: Timestamp? = nil, until: Timestamp? = nil, subscriber: String? = nil, event: LedgerEvent? = nil,
+            key: String? = nil
+        ) {
+            self.since = since
+            self.until = until
+            self.subscriber = subscriber
+            self.event = event
+            self.key = key
+        }
+
+        func matches(_ line: LedgerLine) -> Bool {
+            if let since, line.time < since { return false }
+            if let until, line.time >= until { return false }
+            if let subscriber, line.subscriber != subscriber { return false }
+            if let event, line.event != event { return false }
+            if let key, line.key != key { return false }
+            return true
+        }
+    }
+
+    public func lines(_ filter: Filter) throws(SpoolError) -> [LedgerLine] {
+        var found: [LedgerLine] = []
+        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay)
+        {
+            if filter.matches($0) { found.append($0) }
+        }
+        return found
+    }
+
+    /// Every ledger line of one item, oldest first.
+    public func lines(for item: SpoolItem) throws(SpoolError) -> [LedgerLine] {
+        try lines(Filter(subscriber: item.ledgerSubscriber, key: item.ledgerKey))
+    }
+
+    /// The last event of each `(subscriber, key)`, for `list`.
+    public func lastEvents() throws(SpoolError) -> [String: LedgerLine] {
+        var last: [String: LedgerLine] = [:]
+        _ = try Ledger.read(from: spool.ledgerDirectory) { line in
+            last[line.subscriber + "\t" + line.key] = line
+        }
+        return last
+    }
+}
+
+/// Plain words for why an item is where it is.
+public enum Explanation {
+    public static func explain(_ item: SpoolItem, last: LedgerLine?) -> String {
+        switch item.state {
+        case .sent:
+            return "Delivered: the subscriber answered \(last.map { "HTTP \($0.status)" } ?? "2xx")."
+        case .queued:
+            return "Waiting for the next round; `courier send-now` sends it at once."
+        case .sending:
+            return "A round is sending it now (or died while sending it; the next round puts it back in queued/)."
+        case .awaitingRoute:
+            return "An outdoor workout waiting for its GPS route record; it goes on when the route arrives."
+        case .failed:
+            return "Failed and acknowledged: never retried automatically; `courier resend` queues it again."
+        case .needsAttention:
+            let reason = last.map(attentionReason) ?? "it was moved here by hand"
+            return "Needs attention: \(reason). "
+                + "Fix the cause, then `courier resend \(item.name)`, or `courier ack \(item.name)` to accept the failure."
+        }
+    }
+
+    static func attentionReason(_ line: LedgerLine) -> String {
+        switch line.event {
+        case .invalid:
+            return "courier could not accept the file as a record (\(line.detail))"
+        case .routeTimeout:
+            return "its GPS route did not arrive in time"
+        default:
+            break
+        }
+        switch line.status {
+        case 0:
+            return "the subscriber did not answer (\(line.detail.isEmpty ? "network error" : line.detail)); "
+                + "background rounds try once, `courier send-now` retries with backoff"
+        case 400, 422: return "the subscriber rejected the record as malformed (HTTP \(line.status))"
+        case 401, 403:
+            return
+                "the subscriber refused the credentials (HTTP \(line.status)); check token-file and signing-secret-file"
+        case 404, 410: return "the subscriber's URL does not exist (HTTP \(line.status)); check url"
+        case 409, 412: return "the subscriber reports a conflict (HTTP \(line.status))"
+        case 413: return "the record is too large for the subscriber (HTTP 413)"
+        case 300...399:
+            return "the subscriber answered with a redirect (HTTP \(line.status)), which courier does not follow"
+        case 408, 429, 500...599:
+            return
+                "the subscriber was unavailable (HTTP \(line.status)); a later round or `courier send-now` may get through"
+        default: return "the subscriber answered HTTP \(line.status)"
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import CourierPosix
+import CourierRound
+import CourierSpool
+import Foundation
+
+public enum OperationError: Error, Sendable, CustomStringConvertible {
+    case noSuchEntry(String)
+    case wrongState(String, SpoolState, expected: [SpoolState])
+    case notAnEntry(String)
+    case ambiguous(String, [String])
+    case unknownSubscriber(String)
+    case spool(SpoolError)
+
+    public var description: String {
+        switch self {
+        case .notAnEntry(let text):
+            return "\(text) is a file intake did not accept, not an entry; fix it and `courier resend` it"
+        case .ambiguous(let text, let names):
+            return "\(text) means \(names.joined(separator: ", ")); name one as KEY@SUB"
+        case .unknownSubscriber(let name):
+            return "no [subscriber \(name)] in the configuration"
+        case .noSuchEntry(let text):
+            return "no item \(text) in any state folder (give KEY@SUB.json, KEY@SUB or KEY)"
+        case .wrongState(let text, let state, let expected):
+            return
+                "\(text) is in \(state.rawValue)/, not in \(expected.map { $0.rawValue + "/" }.joined(separator: " or "))"
+        case .spool(let error):
+            return error.description
+        }
+    }
+}
+
+extension Spool {
+    /// Resolves what a person typed: `KEY@SUB.json` (also as
+    /// `state/KEY@SUB.json`), `KEY@SUB`, a safe name from needsAttention/,
+    /// or a KEY, which means every subscriber's entry of that key.
+    public func resolve(_ text: String) throws(OperationError) -> [SpoolItem] {
+        let last = String(text.split(separator: "/").last ?? Substring(text))
+        let exact = FileName(last)
+        do {
+            if let state = try locate(exact) {
+                return [SpoolItem(name: exact, state: state, entry: EntryName(fileName: exact))]
+            }
+            if let entry = EntryName(last, requireExtension: false), let state = try locate(entry.fileName) {
+                return [SpoolItem(name: entry.fileName, state: state, entry: entry)]
+            }
+        } catch {
+            throw .spool(error)
+        }
+        let flagged = try flaggedIntakeFiles(named: exact)
+        if !flagged.isEmpty { return flagged }
+        guard let key = DeliveryKey(last) else { throw .noSuchEntry(text) }
+        var found: [SpoolItem] = []
+        for state in SpoolState.allCases {
+            do {
+                let stream = try directory(state).entries()
+                while let name = try stream.next() {
+                    if let entry = EntryName(fileName: name), entry.key == key {
+                        found.append(SpoolItem(name: name, state: state, entry: entry))
+                    }
+                }
+            } catch {
+                throw .spool(.operation("list", path: state.rawValue + "/", error))
+            }
+        }
+        guard !found.isEmpty else { throw .noSuchEntry(text) }
+        return found.sorted { $0.name < $1.name }
+    }
+
+    /// A dropped file that intake flagged, found by the name it was dropped
+    /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`.
+    private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
+        let suffix = "Z-" + Intake.safeComponent(name)
+        var found: [SpoolItem] = []
+        for state in [SpoolState.needsAttention, .failed, .queued] {
+            do {
+                let stream = try directory(state).entries()
+                while let candidate = try stream.next() {
+                    guard let text = candidate.string, text.hasPrefix("invalid-"), text.hasSuffix(suffix) else {
+                        continue
+                    }
+                    found.append(SpoolItem(name: candidate, state: state, entry: nil))
+                }
+            } catch {
+                throw .spool(.operation("list", path: state.rawValue + "/", error))
+            }
+        }
+        return found.sorted { $0.name < $1.name }
+    }
+
+}

@@ -1,0 +1,114 @@
+import CourierCatalog
+import CourierPosix
+import CourierRound
+import CourierSpool
+import Foundation
+import Glibc
+
+/// A Prometheus text-format file for node_exporter's textfile collector,
+/// replaced atomically after each round (`metrics-file`).
+public struct MetricsFile {
+    let path: String
+    let spool: Spool
+    let catalogs: [SubscriberName]
+
+    public init(path: String, spool: Spool, catalogs: [SubscriberName] = []) {
+        self.path = path
+        self.spool = spool
+        self.catalogs = catalogs
+    }
+
+    /// The exposition text: items per state, today's events per subscriber
+    /// and event, and the last round's time, duration, exit status and tallies.
+    public func render(summary: RoundSummary?, exitStatus: Int32, now: Timestamp = .now()) throws(SpoolError) -> String
+    {
+        var text = ""
+        func family(_ name: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        let counts = try spool.counts()
+        family(
+            "courier_items", "Items in each state folder of the spool.",
+            SpoolState.allCases.map { (#"{state="\#($0.rawValue)"}"#, String(counts[$0] ?? 0)) })
+
+        var events: [String: Int] = [:]
+        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: now.utcDay, untilDay: now.utcDay) { line in
+            events[#"{subscriber="\#(Self.label(line.subscriber))",event="\#(line.event.rawValue)"}"#, default: 0] += 1
+        }
+        family(
+            "courier_events_today", "Ledger events since the start of the UTC day, per subscriber and event.",
+            events.keys.sorted().map { ($0, String(events[$0] ?? 0)) })
+
+        let finished = summary.flatMap { Timestamp(rfc3339: $0.finished) } ?? now
+        family(
+            "courier_last_round_timestamp_seconds", "When the last round ended (Unix time).",
+            [("", String(Double(finished.nanosecondsSinceEpoch) / 1e9))])
+        family(
+            "courier_last_round_duration_seconds", "How long the last round took.",
+            [("", String(Double(summary?.durationMilliseconds ?? 0) / 1000))])
+        family(
+            "courier_last_round_exit_status", "The exit status of the last round (0: it ran).",
+            [("", String(exitStatus))])
+        if let summary {
+            let outcomes: [(String, Int)] = [
+                ("sent", summary.sent), ("needsAttention", summary.needsAttention), ("invalid", summary.invalid),
+                ("accepted", summary.accepted), ("retries", summary.retries), ("recovered", summary.recovered),
+                ("routeTimeouts", summary.routeTimeouts),
+            ]
+            family(
+                "courier_last_round_items", "What the last round did, per outcome.",
+                outcomes.map { (#"{outcome="\#($0.0)"}"#, String($0.1)) })
+            let batches = summary.batches.sorted { $0.key < $1.key }
+            if !batches.isEmpty {
+                family(
+                    "courier_batch_size",
+                    "The batch size in force at the end of the last round (halved after timeouts).",
+                    batches.map { (#"{subscriber="\#(Self.label($0.key))"}"#, String($0.value.finalSize)) })
+                family(
+                    "courier_batch_conflict_ratio", "Items answered CONFLICT per item sent in batches, last round.",
+                    batches.map { (#"{subscriber="\#(Self.label($0.key))"}"#, String($0.value.conflictRate)) })
+            }
+        }
+        let states = catalogs.map { ($0, CatalogState.load($0, in: spool)) }
+        if !states.isEmpty {
+            family(
+                "courier_catalog_version", "The server version each catalog is complete up to (-1: never synced).",
+                states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.since ?? -1)) })
+            family(
+                "courier_catalog_sync_duration_seconds", "How long each catalog's last successful sync took.",
+                states.map { (#"{catalog="\#($0.0)"}"#, String(Double($0.1.lastDurationMilliseconds ?? 0) / 1000)) })
+            family(
+                "courier_catalog_failures", "Failed syncs in a row per catalog (3: the next one is full).",
+                states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.failures)) })
+        }
+        return text
+    }
+
+    /// Writes next to the target, then renames: the collector never reads
+    /// half a file.
+    public func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
+        let text = try render(summary: summary, exitStatus: exitStatus)
+        let staged = path + ".\(getpid()).tmp"
+        let fd = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .operation("write", path: staged, .current) }
+        let file = FileDescriptor(owning: fd)
+        do {
+            try file.write(Array(text.utf8))
+        } catch {
+            unlink(staged)
+            throw .operation("write", path: staged, error)
+        }
+        guard rename(staged, path) == 0 else {
+            let error = Errno.current
+            unlink(staged)
+            throw .rename(from: staged, to: path, error)
+        }
+    }
+
+    /// Label values escape backslash, quote and newline.
+    static func label(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,42 @@
+import Glibc
+
+/// An errno value, thrown with typed throws from the syscall layer.
+public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    public let code: Int32
+
+    public init(_ code: Int32) { self.code = code }
+
+    /// The calling thread's errno, read right after a failed call.
+    public static var current: Errno { Errno(errno) }
+
+    public var description: String { String(cString: strerror(code)) }
+
+    public static let noSuchFile = Errno(ENOENT)
+    public static let fileExists = Errno(EEXIST)
+    public static let wouldBlock = Errno(EWOULDBLOCK)
+    public static let crossDevice = Errno(EXDEV)
+    public static let interrupted = Errno(EINTR)
+    public static let noSpace = Errno(ENOSPC)
+}
+
+/// Runs a syscall that returns -1 on failure, retrying EINTR here and
+/// nowhere else.
+@discardableResult
+package func system(_ call: () -> Int32) throws(Errno) -> Int32 {
+    while true {
+        let result = call()
+        if result != -1 { return result }
+        let error = Errno.current
+        if error != .interrupted { throw error }
+    }
+}
+
+/// The same for calls that return a byte count.
+package func systemCount(_ call: () -> Int) throws(Errno) -> Int {
+    while true {
+        let result = call()
+        if result != -1 { return result }
+        let error = Errno.current
+        if error != .interrupted { throw error }
+    }
+}

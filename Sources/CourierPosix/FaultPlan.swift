@@ -1,0 +1,45 @@
+/// The seam where tests fail the spool's system calls: the nth rename,
+/// write or fsync of a run fails with the given errno, as a full disk, a
+/// failing device or a misconfigured mount would make it fail. Production
+/// code passes none. One plan belongs to one thread's spool.
+public final class FaultPlan {
+    public enum Operation: String, CaseIterable, Sendable {
+        case rename, write, sync
+    }
+
+    public let operation: Operation?
+    public let occurrence: Int
+    public let error: Errno
+    /// The planned write gets half its bytes out before it fails, as a
+    /// disk that fills up in the middle of a write does.
+    public let tearing: Bool
+    /// How many of each operation have been attempted so far.
+    public private(set) var counts: [Operation: Int] = [:]
+
+    /// A plan that only counts: the first run of a fault sweep.
+    public convenience init() {
+        self.init(failing: nil, at: 0, with: Errno(0))
+    }
+
+    public init(failing operation: Operation?, at occurrence: Int, with error: Errno, tearing: Bool = false) {
+        self.operation = operation
+        self.occurrence = occurrence
+        self.error = error
+        self.tearing = tearing
+    }
+
+    /// For a tearing plan: counts the operation like `check`, and returns
+    /// the error when this is the one to tear (the caller writes half, then
+    /// throws it). Nil for every other plan and occurrence.
+    package func tear(_ operation: Operation) -> Errno? {
+        guard tearing, operation == self.operation else { return nil }
+        counts[operation, default: 0] += 1
+        return counts[operation] == occurrence ? error : nil
+    }
+
+    package func check(_ operation: Operation) throws(Errno) {
+        if tearing && operation == self.operation { return }  // counted by `tear`
+        counts[operation, default: 0] += 1
+        if operation == self.operation && counts[operation] == occurrence { throw error }
+    }
+}

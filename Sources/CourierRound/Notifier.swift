@@ -1,0 +1,103 @@
+import CourierConfig
+import CourierPosix
+import CourierSpool
+import CourierSupport
+import Foundation
+import Glibc
+
+/// What the last attempt to notify came to, kept in `.courier/notifier.json`
+/// so that `status` can say it as it is.
+public struct NotifierHealth: Codable, Sendable, Equatable {
+    public var working: Bool
+    public var detail: String
+    public var time: String
+    public var round: String
+
+    public static let file = "notifier.json"
+}
+
+/// Runs `notify-command` after a background round, with the round's
+/// summary as JSON on its standard input (docs/design.md §7).
+public struct Notifier {
+    let configuration: Configuration
+    let spool: Spool
+
+    public init(configuration: Configuration, spool: Spool) {
+        self.configuration = configuration
+        self.spool = spool
+    }
+
+    /// Whether this summary calls for a notification under the configured mode.
+    public func wants(_ summary: RoundSummary) -> Bool {
+        guard summary.mode == .background, configuration.notifyCommand != nil else { return false }
+        switch configuration.notify {
+        case .off: return false
+        case .always: return summary.movedAnything
+        case .failures: return summary.needsAttention + summary.invalid > 0
+        }
+    }
+
+    /// Notifies if the mode asks for it and records the notifier's health.
+    /// Returns the health when it ran.
+    @discardableResult
+    public func notifyIfWanted(_ summary: RoundSummary) -> NotifierHealth? {
+        guard wants(summary), let command = configuration.notifyCommand else { return nil }
+        var health = NotifierHealth(
+            working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
+        if let problem = run(command, summary: summary) {
+            health.working = false
+            health.detail = problem
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(health) {
+            // Losing the health note must not fail the round that delivered.
+            try? spool.writeControlFile(NotifierHealth.file, Array(data) + [0x0A])
+        }
+        return health
+    }
+
+    public static func health(in spool: Spool) -> NotifierHealth? {
+        guard let bytes = spool.readControlFile(NotifierHealth.file) else { return nil }
+        return try? JSONDecoder().decode(NotifierHealth.self, from: Data(bytes))
+    }
+
+    /// Nil when the command ran and exited 0; otherwise what went wrong.
+    private func run(_ command: String, summary: RoundSummary) -> String? {
+        var info = stat()
+        guard stat(command, &info) == 0 else { return "notify-command \(command) does not exist" }
+        guard info.st_mode & S_IFMT == S_IFREG, access(command, X_OK) == 0 else {
+            return "notify-command \(command) is not an executable file"
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let input = try? encoder.encode(summary) else { return "unable to encode the summary" }
+        // Standard input and error are files, not pipes: a notifier that
+        // never reads or writes a lot can neither block nor SIGPIPE the round.
+        // Standard input is a file, not a pipe: a notifier that never
+        // reads it cannot block the round.
+        let inputPath = spool.path + "/tmp/notify.\(summary.round.value).\(getpid()).json"
+        defer { unlink(inputPath) }
+        guard FileManager.default.createFile(atPath: inputPath, contents: input + Data([0x0A])) else {
+            return "unable to stage the notification in \(spool.path)/tmp"
+        }
+        let ending: ChildProcess.Ending
+        let errorBytes: [UInt8]
+        do {
+            (ending, errorBytes) = try ChildProcess(path: command, standardInput: inputPath).run(
+                deadline: configuration.notifyTimeout)
+        } catch {
+            return "notify-command \(command) could not start: \(error)"
+        }
+        let errorText = String(decoding: errorBytes, as: UTF8.self).trimmingSpaces
+        let how: String
+        switch ending {
+        case .exited(0): return nil
+        case .exited(let status): how = "exited with status \(status)"
+        case .signalled(let signal): how = "was killed by signal \(signal)"
+        case .timedOut:
+            how = "did not finish within \(Units.describe(configuration.notifyTimeout)); its process group was killed"
+        }
+        return "notify-command \(command) \(how)" + (errorText.isEmpty ? "" : ": \(errorText)")
+    }
+}

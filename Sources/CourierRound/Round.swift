@@ -1,0 +1,153 @@
+import CourierConfig
+import CourierPosix
+import CourierSpool
+import Foundation
+import Glibc
+
+/// One round: recover → intake → deliver → summarise. Every step is safe
+/// to repeat, so a round killed at any instant is finished by the next.
+public struct Round {
+    public let spool: Spool
+    public let configuration: Configuration
+    public let mode: RoundMode
+    public let log: EventLog
+
+    public init(spool: Spool, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
+        self.spool = spool
+        self.configuration = configuration
+        self.mode = mode
+        self.log = log
+    }
+
+    public static let lastRoundFile = "last-round.json"
+
+    /// Runs a round unless another holds the spool; with `wait`, waits for it.
+    public func run(wait: Bool) throws(RoundError) -> RoundResult {
+        let lock: RoundLock?
+        do { lock = try spool.lockRound(wait: wait) } catch { throw .spool(error) }
+        guard let lock else { return .busy }
+        return try withExtendedLifetime(lock) { () throws(RoundError) -> RoundResult in
+            .ran(try runLocked())
+        }
+    }
+
+    private func runLocked() throws(RoundError) -> RoundSummary {
+        let started = Timestamp.now()
+        let clock = MonotonicInstant.now()
+        let round = RoundID.make(at: started)
+        let ledger = Ledger(
+            directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: configuration.redactor)
+        log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
+        var summary = RoundSummary(round: round, mode: mode, started: started)
+        do {
+            summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
+            let intake = try Intake(
+                spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
+            ).run()
+            summary.accepted = intake.accepted
+            summary.invalid = intake.invalid
+            summary.duplicates = intake.duplicates
+            summary.settling = intake.settling
+            summary.attention += intake.flagged
+            let routes = try RouteStep(
+                spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
+            ).run()
+            summary.routesAttached = routes.attached.count
+            summary.routeTimeouts = routes.timedOut.count
+            summary.needsAttention += routes.timedOut.count + routes.failed.count
+            summary.attention += routes.timedOut + routes.failed
+        } catch {
+            throw .spool(error)
+        }
+        summary = try DeliveryPass(
+            spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode, summary: summary,
+            log: log
+        ).run()
+        summary.finished = Timestamp.now().rfc3339
+        summary.durationMilliseconds = (MonotonicInstant.now() - clock).milliseconds
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(summary) {
+            do { try spool.writeControlFile(Self.lastRoundFile, Array(data) + [0x0A]) } catch { throw .spool(error) }
+        }
+        if let health = Notifier(configuration: configuration, spool: spool).notifyIfWanted(summary), !health.working {
+            log(.warning, "notifications not working: \(health.detail)")
+        }
+        log(.debug, "round \(round) finished in \(summary.durationMilliseconds) ms")
+        return summary
+    }
+
+    /// The summary the last finished round left, if any.
+    public static func lastSummary(in spool: Spool) -> RoundSummary? {
+        guard let bytes = spool.readControlFile(lastRoundFile) else { return nil }
+        return try? JSONDecoder().decode(RoundSummary.self, from: Data(bytes))
+    }
+}
+
+/// Whatever is in `sending/` when a round starts was in flight when a
+/// round died: it goes back to `queued/` with the same key.
+struct Recovery {
+    let spool: Spool
+    let ledger: Ledger
+    let round: RoundID
+
+    /// Files courier itself staged in tmp/ (`TIME.PID_N.NAME`) whose process
+    /// is gone: a writer killed between write and rename. Their content is
+    /// still in the file that was being taken in, so they are removed now
+    /// rather than after prune's 36 hours. Scripts' own tmp/ files, named
+    /// any other way, are left to prune.
+    private func removeDeadWritersLeftovers() throws(SpoolError) {
+        let names: [FileName]
+        do { names = try spool.tmp.sortedNames() } catch { throw .operation("list", path: "tmp/", error) }
+        for name in names {
+            guard let pid = Self.writer(of: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            do { try spool.tmp.remove(name) } catch { throw .operation("remove", path: "tmp/\(name)", error) }
+        }
+    }
+
+    /// The PID in a courier tmp/ name: `20261130T070000Z.1234_5.rest`.
+    static func writer(of name: FileName) -> pid_t? {
+        let bytes = name.bytes
+        guard bytes.count > 18, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"),
+            bytes[16] == UInt8(ascii: "."),
+            bytes[0..<8].allSatisfy({ (0x30...0x39).contains($0) }),
+            bytes[9..<15].allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
+        var index = 17
+        var pid: Int32 = 0
+        while index < bytes.count, (0x30...0x39).contains(bytes[index]), pid < 100_000_000 {
+            pid = pid * 10 + Int32(bytes[index] - 0x30)
+            index += 1
+        }
+        guard index > 17, index < bytes.count, bytes[index] == UInt8(ascii: "_"), pid > 0 else { return nil }
+        return pid
+    }
+
+    func run() throws(SpoolError) -> Int {
+        try removeDeadWritersLeftovers()
+        let names: [FileName]
+        do { names = try spool.directory(.sending).sortedNames() } catch {
+            throw .operation("list", path: "sending/", error)
+        }
+        guard !names.isEmpty else { return 0 }
+        let now = Timestamp.now()
+        let lines = names.map { name in
+            let entry = EntryName(fileName: name)
+            return LedgerLine(
+                time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
+                key: entry?.key.description ?? name.description, event: .recovered,
+                detail: "was in sending/ when a round stopped; back to queued/")
+        }
+        try ledger.append(lines)
+        for name in names {
+            do {
+                try spool.move(name, from: .sending, to: .queued)
+            } catch {
+                if case .rename(_, _, let errno) = error, errno == .noSuchFile { continue }
+                throw error
+            }
+        }
+        try spool.sync([.sending, .queued])
+        return names.count
+    }
+}

@@ -1,0 +1,189 @@
+import CourierConfig
+import CourierPosix
+import CourierRecords
+import CourierSpool
+
+/// A route record waiting for its workout: `awaitingRoute/ID.route.json`,
+/// ID the workout's id. The name has no `@`, so it is never taken for an
+/// entry and never sent on its own.
+enum RouteFile {
+    static let suffix = ".route.json"
+
+    static func name(for workout: RecordID) -> FileName { FileName(workout.value + suffix) }
+
+    static func workout(of name: FileName) -> RecordID? {
+        guard let text = name.string, text.hasSuffix(suffix) else { return nil }
+        return RecordID(String(text.dropLast(suffix.count)))
+    }
+}
+
+/// What the routes step of a round did.
+struct RouteReport {
+    var attached: [EntryName] = []
+    var timedOut: [String] = []
+    /// Workouts the route could not be merged into (they need attention).
+    var failed: [String] = []
+}
+
+/// The routes step of a round: merges each waiting route into its
+/// workout's entries as `data.route` and moves them to `queued/`; moves
+/// workouts (and routes) that waited longer than `route-wait` to
+/// `needsAttention/`.
+struct RouteStep {
+    let spool: Spool
+    let configuration: Configuration
+    let ledger: Ledger
+    let round: RoundID
+    let now: Timestamp
+
+    func run() throws(SpoolError) -> RouteReport {
+        var report = RouteReport()
+        let waiting: [FileName]
+        do { waiting = try spool.directory(.awaitingRoute).sortedNames() } catch {
+            throw .operation("list", path: "awaitingRoute/", error)
+        }
+        var routes: [RecordID: FileName] = [:]
+        var workouts: [RecordID: [EntryName]] = [:]
+        for name in waiting {
+            if let id = RouteFile.workout(of: name) {
+                routes[id] = name
+            } else if let entry = EntryName(fileName: name) {
+                workouts[entry.key.id, default: []].append(entry)
+            }
+        }
+        guard !routes.isEmpty || !workouts.isEmpty else { return report }
+        // A workout a person resent to queued/ after its route timed out
+        // still takes a route that arrives late.
+        let resent = try resentWorkouts(for: Set(routes.keys).subtracting(workouts.keys))
+
+        for (id, routeName) in routes.sorted(by: { $0.key < $1.key }) {
+            let targets =
+                (workouts[id] ?? []).map { ($0, SpoolState.awaitingRoute) } + (resent[id] ?? []).map { ($0, .queued) }
+            if targets.isEmpty {
+                try expireIfOld(
+                    routeName, key: id.value, subscriber: "-", report: &report,
+                    reason: "no workout \(id) arrived within route-wait")
+                continue
+            }
+            let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
+            let route = JSONSplice.value(of: "data", in: routeRecord) ?? routeRecord
+            var allAttached = true
+            for (entry, state) in targets {
+                allAttached = try attach(route, to: entry, in: state, report: &report) && allAttached
+            }
+            workouts[id] = nil
+            if allAttached {
+                do { try spool.directory(.awaitingRoute).remove(routeName) } catch {
+                    throw .operation("remove", path: "awaitingRoute/\(routeName)", error)
+                }
+            } else {
+                // Kept beside its workout for the person who fixes and resends it.
+                try spool.move(routeName, from: .awaitingRoute, to: .needsAttention)
+            }
+        }
+        for entry in workouts.values.joined() {
+            try expireIfOld(
+                entry.fileName, key: entry.key.description, subscriber: entry.subscriber.value,
+                report: &report, reason: "its GPS route did not arrive within route-wait")
+        }
+        try spool.sync([.awaitingRoute, .queued, .needsAttention])
+        return report
+    }
+
+    /// Rewrites the entry atomically with the route merged in, then moves it
+    /// to queued/. A crash between the two leaves a merged workout in
+    /// awaitingRoute/, which the next round sends on when the route is
+    /// dropped again, or times out like any other.
+    /// False when the route could not be merged (the workout needs attention).
+    private func attach(_ route: [UInt8], to entry: EntryName, in state: SpoolState, report: inout RouteReport)
+        throws(SpoolError) -> Bool
+    {
+        let workout: [UInt8]
+        switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
+        case .vanished: return true
+        case .refused(let reason):
+            try setAside(entry, from: state, reason: "cannot attach the route: the workout is \(reason)", report: &report)
+            return false
+        case .read(let bytes): workout = bytes
+        }
+        guard let merged = JSONSplice.settingRoute(route, in: workout) else {
+            try setAside(
+                entry, from: state, reason: "cannot attach the route: the workout's `data` is not an object",
+                report: &report)
+            return false
+        }
+        // The workout stays as it was rather than be sent cut or oversized.
+        guard merged.count <= configuration.maxRecordSize else {
+            try setAside(
+                entry, from: state,
+                reason: "cannot attach the route: the merged workout would be "
+                    + RecordProblem.tooLarge(size: merged.count, limit: configuration.maxRecordSize).description
+                    .replacingOccurrences(of: "record is ", with: ""),
+                report: &report)
+            return false
+        }
+        try spool.deliverNewFile(merged, named: entry.fileName, into: state)
+        try ledger.append(
+            line(entry, .routeAttached, "route merged as data.route; \(state == .queued ? "in" : "to") queued/"))
+        if state != .queued { try spool.move(entry.fileName, from: state, to: .queued) }
+        report.attached.append(entry)
+        return true
+    }
+
+    private func setAside(_ entry: EntryName, from state: SpoolState, reason: String, report: inout RouteReport)
+        throws(SpoolError)
+    {
+        try ledger.append(line(entry, .needsAttention, reason))
+        try spool.move(entry.fileName, from: state, to: .needsAttention)
+        report.failed.append(entry.description)
+    }
+
+    private func expireIfOld(
+        _ name: FileName, key: String, subscriber: String, report: inout RouteReport, reason: String
+    )
+        throws(SpoolError)
+    {
+        let status: FileStatus?
+        do { status = try spool.directory(.awaitingRoute).status(of: name) } catch {
+            throw .operation("look at", path: "awaitingRoute/\(name)", error)
+        }
+        guard let status, now - status.modified >= configuration.routeWait else { return }
+        try ledger.append(
+            LedgerLine(
+                time: now, round: round.value, subscriber: subscriber, key: key, event: .routeTimeout, detail: reason))
+        try spool.move(name, from: .awaitingRoute, to: .needsAttention)
+        report.timedOut.append(subscriber == "-" ? name.description : "\(key)@\(subscriber)")
+    }
+
+    /// Entries in queued/ of the given ids that still wait for a route:
+    /// `awaitRoute: true` and no `data.route`.
+    private func resentWorkouts(for ids: Set<RecordID>) throws(SpoolError) -> [RecordID: [EntryName]] {
+        guard !ids.isEmpty else { return [:] }
+        var found: [RecordID: [EntryName]] = [:]
+        try spool.forEachItem(in: .queued) { item in
+            guard let entry = item.entry, entry.key.copy == nil, ids.contains(entry.key.id) else { return }
+            found[entry.key.id, default: []].append(entry)
+        }
+        var waiting: [RecordID: [EntryName]] = [:]
+        for (id, entries) in found {
+            for entry in entries {
+                // One that cannot be read is left for delivery to set aside.
+                guard case .read(let bytes) = spool.readChecked(entry.fileName, in: .queued, limit: configuration.maxRecordSize)
+                else { continue }
+                let hasRoute =
+                    JSONSplice.value(of: "data", in: bytes).flatMap { data in
+                        JSONSplice.object(at: 0, in: data)?.members.contains { $0.name == Array("route".utf8) }
+                    } ?? false
+                let awaits = JSONSplice.value(of: "awaitRoute", in: bytes) == Array("true".utf8)
+                if awaits && !hasRoute { waiting[id, default: []].append(entry) }
+            }
+        }
+        return waiting
+    }
+
+    private func line(_ entry: EntryName, _ event: LedgerEvent, _ detail: String) -> LedgerLine {
+        LedgerLine(
+            time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description, event: event,
+            detail: detail)
+    }
+}

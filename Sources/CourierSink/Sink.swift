@@ -1,0 +1,215 @@
+import CourierPosix
+import CourierRecords
+import CourierSpool
+import CourierSupport
+import Foundation
+import Glibc
+
+/// The reference receiver (`courier sink`). It stores each record once per
+/// Idempotency-Key, the maildir way, into `DIR/new/KEY.json`:
+///
+/// * `POST` (any other path): 201 the first time a key is seen, 200 when the
+///   same key comes again with the same body, 422 with a different body;
+///   `If-Match` is checked against the current ETag of the record named by
+///   `updates` (else the record's own id): 412 when it does not match;
+/// * `POST /transactions/batch[?atomic=true]`: per-item `results[]`;
+/// * `GET /catalogs/NAME/delta?since=&cursor=&pageSize=` and `POST /sync/ack`;
+/// * keys are kept 14 days (on disk: a restart keeps them); `gzip` bodies are
+///   decoded; with a signing secret, unsigned or badly signed requests get 401.
+public final class Sink: Sendable {
+    let store: Locked<SinkStore>
+    private let signer: WebhookSigner?
+    let catalogs: String?
+    public let directory: String
+    /// `--log FILE`: one `KEY<TAB>STATUS` line per record received.
+    private let requestLog: Int32?
+
+    /// How long a key counts as seen, as the design promises.
+    public static let keyLifetime: Duration = .seconds(14 * 86_400)
+    /// Signatures older or newer than this are refused (replay protection,
+    /// as Standard Webhooks recommends).
+    public static let signatureTolerance: Duration = .seconds(300)
+    /// A gzip body may not inflate past this.
+    static let inflatedLimit = 64 << 20
+
+    public init(directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil)
+        throws(SpoolError)
+    {
+        if let requestLog {
+            let fd = open(requestLog, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+            guard fd >= 0 else { throw .operation("open", path: requestLog, .current) }
+            self.requestLog = fd
+        } else {
+            self.requestLog = nil
+        }
+        for path in [directory, directory + "/tmp", directory + "/new", directory + "/etags"]
+        where mkdir(path, 0o750) != 0 && errno != EEXIST {
+            throw .operation("create directory", path: path, .current)
+        }
+        do {
+            store = Locked(
+                SinkStore(
+                    tmp: try DirectoryHandle.open(path: directory + "/tmp"),
+                    new: try DirectoryHandle.open(path: directory + "/new"),
+                    etags: try DirectoryHandle.open(path: directory + "/etags"),
+                    root: try DirectoryHandle.open(path: directory)))
+        } catch {
+            throw .operation("open", path: directory, error)
+        }
+        self.signer = signingSecret.map(WebhookSigner.init)
+        self.catalogs = catalogs
+        self.directory = directory
+    }
+
+    deinit { if let requestLog { close(requestLog) } }
+
+    /// Appends one line with one write(2), so concurrent requests never
+    /// interleave within a line.
+    func note(_ key: String, _ status: Int) {
+        guard let requestLog else { return }
+        let line = Array("\(LedgerLine.escape(key))\t\(status)\n".utf8)
+        _ = line.withUnsafeBytes { write(requestLog, $0.baseAddress, $0.count) }
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPServerAction {
+        .respond(answer(request))
+    }
+
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
+        switch (request.method, request.path) {
+        case ("GET", "/health"):
+            return .json(200, #"{"status":"ok"}"#)
+        case ("GET", let path) where path.hasPrefix("/catalogs/") && path.hasSuffix("/delta"):
+            return catalogDelta(request)
+        case ("POST", "/sync/ack"):
+            return acknowledge(request)
+        case ("POST", "/transactions/batch"):
+            return withBody(request) { batch(request, body: $0) }
+        case ("POST", _):
+            return withBody(request) { single(request, body: $0) }
+        default:
+            return .json(405, #"{"error":"only POST records, GET catalog deltas"}"#)
+        }
+    }
+
+    /// Checks the signature over the bytes as sent, then decodes gzip.
+    private func withBody(_ request: HTTPRequest, _ next: ([UInt8]) -> HTTPResponse) -> HTTPResponse {
+        // Which of two keys counts is a guess a proxy in front may make
+        // differently: refuse rather than pick one.
+        for name in Self.singleHeaders where request.values(of: name).count > 1 {
+            return .json(400, #"{"error":"more than one \#(name) header"}"#)
+        }
+        if let signer, let refusal = Self.checkSignature(request, signer: signer) { return .json(401, refusal) }
+        switch request.header("content-encoding")?.lowercased() {
+        case nil, "identity":
+            return next(request.body)
+        case "gzip":
+            guard let inflated = Gzip.decompress(request.body, limit: Self.inflatedLimit) else {
+                return .json(400, #"{"error":"the gzip body does not decode"}"#)
+            }
+            return next(inflated)
+        case let other?:
+            return .json(415, #"{"error":"unsupported Content-Encoding \#(other)"}"#)
+        }
+    }
+
+    private func single(_ request: HTTPRequest, body: [UInt8]) -> HTTPResponse {
+        guard let keyText = request.header("idempotency-key"), let key = DeliveryKey(keyText) else {
+            return .json(400, #"{"error":"missing or malformed Idempotency-Key"}"#)
+        }
+        guard (try? JSONSerialization.jsonObject(with: Data(body))) is [String: Any] else {
+            return .json(400, #"{"error":"the body is not a JSON object"}"#)
+        }
+        let ifMatch = request.header("if-match")
+        do {
+            let verdict = try store.withLock { store throws(Errno) -> SinkStore.Verdict in
+                try store.keep(body, key: key, ifMatch: ifMatch, commit: true)
+            }
+            let response = verdict.response(key: key)
+            note(key.description, response.status)
+            return response
+        } catch {
+            return .json(503, #"{"error":"unable to store: \#(error)"}"#)
+        }
+    }
+}
+
+/// The sink's files: `new/KEY.json` per key, `etags/ID` per record id.
+struct SinkStore {
+    let tmp: DirectoryHandle
+    let new: DirectoryHandle
+    let etags: DirectoryHandle
+    let root: DirectoryHandle
+    var counter = 0
+
+    enum Verdict: Equatable {
+        case stored(etag: String)
+        case duplicate
+        case conflict
+        case preconditionFailed(current: String?)
+
+        func response(key: DeliveryKey) -> HTTPResponse {
+            switch self {
+            case .stored(let etag):
+                var response = HTTPResponse.json(201, #"{"status":"stored","key":"\#(key)","etag":"\#(etag)"}"#)
+                response.headers.append(("ETag", "\"\(etag)\""))
+                return response
+            case .duplicate:
+                return .json(200, #"{"status":"duplicate","key":"\#(key)"}"#)
+            case .conflict:
+                return .json(422, #"{"error":"Idempotency-Key \#(key) was used before with a different body"}"#)
+            case .preconditionFailed(let current):
+                return .json(
+                    412, #"{"error":"If-Match does not match the current version","etag":"\#(current ?? "")"}"#)
+            }
+        }
+    }
+
+    /// The verdict for storing `body` under `key`; with `commit`, stores it.
+    mutating func keep(_ body: [UInt8], key: DeliveryKey, ifMatch: String?, commit: Bool) throws(Errno) -> Verdict {
+        let name = FileName("\(key).json")
+        if let existing = try new.status(of: name), Timestamp.now() - existing.modified < Sink.keyLifetime {
+            let stored = try new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
+            return stored == body ? .duplicate : .conflict
+        }
+        // The version a record has is kept under the record it updates
+        // (`updates`), or its own id.
+        let recordID = (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
+            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
+        if let ifMatch {
+            let current = try recordID.flatMap { id throws(Errno) in try currentETag(of: id) }
+            let offered = ifMatch.split(separator: ",").map { Self.bareTag(String($0)) }
+            guard let current, offered.contains(current) || offered.contains("*") else {
+                return .preconditionFailed(current: current)
+            }
+        }
+        let etag = String(Digest.sha256Hex(body).prefix(16))
+        guard commit else { return .stored(etag: etag) }
+        try write(body, as: name, into: new)
+        if let recordID { try write(Array(etag.utf8), as: FileName(recordID.value), into: etags) }
+        return .stored(etag: etag)
+    }
+
+    func currentETag(of id: RecordID) throws(Errno) -> String? {
+        guard try etags.contains(FileName(id.value)) else { return nil }
+        return String(decoding: try etags.openFile(FileName(id.value), flags: O_RDONLY).read(upTo: 128), as: UTF8.self)
+    }
+
+    static func bareTag(_ text: String) -> String {
+        var tag = text.trimmingSpaces
+        if tag.hasPrefix("W/") { tag.removeFirst(2) }
+        if tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count >= 2 { tag = String(tag.dropFirst().dropLast()) }
+        return tag
+    }
+
+    /// tmp/, fsync, rename, fsync: a stored record survives a crash whole.
+    mutating func write(_ bytes: [UInt8], as name: FileName, into directory: DirectoryHandle) throws(Errno) {
+        counter += 1
+        let staged = FileName("\(Timestamp.now().compact).\(getpid())_\(counter).\(name)")
+        let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o640)
+        try file.write(bytes)
+        try file.sync()
+        try tmp.rename(staged, to: directory, as: name)
+        try directory.sync()
+    }
+}

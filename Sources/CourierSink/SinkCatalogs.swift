@@ -1,0 +1,95 @@
+import CourierPosix
+import CourierRecords
+import CourierSpool
+import Foundation
+import Glibc
+
+extension Sink {
+    /// `GET /catalogs/NAME/delta?since=V&cursor=C&pageSize=N`, served from
+    /// `--catalogs DIR`: every `DIR/NAME/ID.json` is an item whose version is
+    /// its modification time in milliseconds; `DIR/NAME/tombstones.tsv` holds
+    /// `ID<TAB>VERSION` lines for deleted items. Changes newer than `since`
+    /// are ordered by (version, id); the cursor is an offset into that order,
+    /// which stays stable while a client pages (newer changes sort after).
+    func catalogDelta(_ request: HTTPRequest) -> HTTPResponse {
+        let parts = request.path.split(separator: "/")
+        guard parts.count == 3, let name = SubscriberName(String(parts[1])), let catalogs else {
+            return .json(404, #"{"error":"no such catalog"}"#)
+        }
+        let query = Self.query(request.target)
+        let since = Int64(query["since"] ?? "0") ?? -1
+        let offset = Int(query["cursor"] ?? "0") ?? -1
+        let pageSize = Int(query["pageSize"] ?? "500") ?? 0
+        guard since >= 0, offset >= 0, (1...10_000).contains(pageSize) else {
+            return .json(400, #"{"error":"since, cursor and pageSize must be numbers (pageSize 1-10000)"}"#)
+        }
+        let directory = catalogs + "/" + name.value
+        guard let handle = try? DirectoryHandle.open(path: directory) else {
+            return .json(404, #"{"error":"no such catalog"}"#)
+        }
+
+        var latest: [String: (version: Int64, deleted: Bool)] = [:]
+        for fileName in (try? handle.sortedNames()) ?? [] {
+            guard let text = fileName.string, text.hasSuffix(".json"), let id = RecordID(String(text.dropLast(5))),
+                let status = try? handle.status(of: fileName), status.kind == .regular
+            else { continue }
+            latest[id.value] = (status.modified.nanosecondsSinceEpoch / 1_000_000, false)
+        }
+        if let tombstones = try? String(contentsOfFile: directory + "/tombstones.tsv", encoding: .utf8) {
+            for line in tombstones.split(separator: "\n") {
+                let columns = line.split(separator: "\t")
+                guard columns.count == 2, let version = Int64(columns[1]) else { continue }
+                let id = String(columns[0])
+                if let current = latest[id], current.version >= version { continue }
+                latest[id] = (version, true)
+            }
+        }
+        let changes = latest.filter { $0.value.version > since }
+            .sorted { ($0.value.version, $0.key) < ($1.value.version, $1.key) }
+        let version = max(since, latest.values.map(\.version).max() ?? 0)
+        let page = changes.dropFirst(offset).prefix(pageSize)
+        var upserts: [String] = []
+        var tombstones: [String] = []
+        for (id, change) in page {
+            if change.deleted {
+                tombstones.append(String(decoding: JSONValidator.encodeString(id), as: UTF8.self))
+            } else if let data = FileManager.default.contents(atPath: directory + "/\(id).json") {
+                upserts.append(String(decoding: data, as: UTF8.self).trimmingSpaces)
+            }
+        }
+        let next = offset + page.count < changes.count ? #""\#(offset + page.count)""# : "null"
+        return .json(
+            200,
+            #"{"upserts":[\#(upserts.joined(separator: ","))],"tombstones":[\#(tombstones.joined(separator: ","))],"#
+                + #""nextCursor":\#(next),"version":\#(version)}"#)
+    }
+
+    /// `POST /sync/ack` with `{"device_id","catalog","version"}`: appended
+    /// to `DIR/acks.tsv` as `time device catalog version`.
+    func acknowledge(_ request: HTTPRequest) -> HTTPResponse {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
+            let device = object["device_id"] as? String, let catalog = object["catalog"] as? String,
+            let version = object["version"] as? NSNumber
+        else { return .json(400, #"{"error":"expected {\"device_id\",\"catalog\",\"version\"}"}"#) }
+        let line =
+            [Timestamp.now().rfc3339, device, catalog, version.stringValue]
+            .map { LedgerLine.escape($0) }.joined(separator: "\t") + "\n"
+        let fd = open(directory + "/acks.tsv", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { return .json(503, #"{"error":"unable to record the acknowledgement"}"#) }
+        let written = line.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        return written > 0
+            ? HTTPResponse(status: 204) : .json(503, #"{"error":"unable to record the acknowledgement"}"#)
+    }
+
+    static func query(_ target: String) -> [String: String] {
+        guard let mark = target.firstIndex(of: "?") else { return [:] }
+        var values: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            values[String(parts[0])] = String(parts[1]).removingPercentEncoding ?? String(parts[1])
+        }
+        return values
+    }
+}

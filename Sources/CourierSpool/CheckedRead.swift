@@ -1,0 +1,75 @@
+import CourierPosix
+import Glibc
+
+/// What reading a file a script could have put in the spool came to.
+public enum CheckedRead: Sendable {
+    /// The file's whole bytes.
+    case read([UInt8])
+    /// It is not something courier will send; the reason is for the ledger.
+    case refused(String)
+    /// It went away (a person moved it) between listing and reading.
+    case vanished
+}
+
+extension Spool {
+    /// The checks every file gets before its bytes are used, whether it
+    /// was dropped under any name or under an entry's: opened without
+    /// following links or blocking on FIFOs, a regular file by `fstat` of
+    /// what was opened (a name swapped since it was listed is caught), one
+    /// link (a hard link would turn any file courier can read into an
+    /// entry), within `limit` bytes, and read whole.
+    /// The words for a file over the limit, shared with the record parser.
+    public static func tooLarge(_ size: Int, limit: Int) -> String {
+        "record is \(size) bytes, more than max-record-size (\(limit))"
+    }
+
+    public func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
+        openChecked(name, in: state, limit: limit).read
+    }
+
+    /// `readChecked`, keeping the file open for a caller that must fsync it.
+    public func openChecked(_ name: FileName, in state: SpoolState, limit: Int) -> (
+        read: CheckedRead, file: FileDescriptor?
+    ) {
+        do {
+            let file = try directory(state).openFile(name, flags: O_RDONLY)
+            let opened = try file.status()
+            guard opened.kind == .regular else {
+                return (.refused("not a regular file (\(opened.kind.words)); it was not followed or read"), nil)
+            }
+            guard opened.links == 1 else {
+                return (.refused("has \(opened.links) hard links; courier takes only files with one name"), nil)
+            }
+            guard opened.size <= limit else {
+                return (.refused(Self.tooLarge(opened.size, limit: limit)), nil)
+            }
+            let bytes = try file.read(upTo: limit + 1)
+            guard bytes.count <= limit else {
+                return (.refused(Self.tooLarge(bytes.count, limit: limit)), nil)
+            }
+            return (.read(bytes), file)
+        } catch where error == .noSuchFile {
+            return (.vanished, nil)
+        } catch where error == Errno(ELOOP) {
+            return (.refused("not a regular file (symbolic link); it was not followed or read"), nil)
+        } catch {
+            return (.refused("unreadable: \(error)"), nil)
+        }
+    }
+}
+
+extension FileStatus.Kind {
+    /// The kind in the words a person reading the ledger would use.
+    public var words: String {
+        switch self {
+        case .regular: return "regular file"
+        case .directory: return "directory"
+        case .symbolicLink: return "symbolic link"
+        case .fifo: return "FIFO"
+        case .socket: return "socket"
+        case .characterDevice: return "character device"
+        case .blockDevice: return "block device"
+        case .unknown: return "unknown file type"
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import CourierPosix
+
+/// A record's canonical id: 1–128 of `[A-Za-z0-9._:-]`, not starting
+/// with `.`. The character set keeps every id a safe single path component.
+public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let value: String
+
+    public static let maximumLength = 128
+
+    public init?(_ value: String) {
+        guard Self.problem(with: value) == nil else { return nil }
+        self.value = value
+    }
+
+    /// Why `value` is not an id, in words for the ledger; nil when it is one.
+    public static func problem(with value: String) -> String? {
+        let bytes = value.utf8
+        if bytes.isEmpty { return "id is empty" }
+        if bytes.count > maximumLength { return "id is \(bytes.count) bytes long (at most \(maximumLength))" }
+        if bytes.first == UInt8(ascii: ".") { return "id starts with '.'" }
+        if let bad = bytes.first(where: { !isIDByte($0) }) {
+            return "id contains a byte that is not [A-Za-z0-9._:-] (0x\(String(bad, radix: 16)))"
+        }
+        return nil
+    }
+
+    package static func isIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"),
+            UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    public var description: String { value }
+
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool { lhs.value < rhs.value }
+}
+
+/// The Idempotency-Key an item is sent with: the record id, or `ID#N`
+/// (N ≥ 2) for a deliberate duplicate made by `courier copy`.
+public struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let id: RecordID
+    public let copy: Int?
+
+    public init(id: RecordID, copy: Int? = nil) {
+        self.id = id
+        self.copy = copy
+    }
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let id = RecordID(String(parts[0])) else { return nil }
+        if parts.count == 2 {
+            guard parts[1].allSatisfy(\.isASCIIDigit), parts[1].first != "0", let copy = Int(parts[1]), copy >= 2,
+                copy < 1_000_000
+            else { return nil }
+            self.init(id: id, copy: copy)
+        } else {
+            self.init(id: id)
+        }
+    }
+
+    public var description: String { copy.map { "\(id.value)#\($0)" } ?? id.value }
+
+    public static func < (lhs: DeliveryKey, rhs: DeliveryKey) -> Bool {
+        (lhs.id, lhs.copy ?? 1) < (rhs.id, rhs.copy ?? 1)
+    }
+}
+
+/// A subscriber's name from `[subscriber NAME]`: `[A-Za-z0-9_-]`, 1–64,
+/// so that `KEY@NAME.json` always parses back.
+public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+    public let value: String
+
+    public init?(_ value: String) {
+        let bytes = value.utf8
+        guard (1...64).contains(bytes.count),
+            bytes.allSatisfy({ RecordID.isIDByte($0) && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: ":") })
+        else { return nil }
+        self.value = value
+    }
+
+    public var description: String { value }
+
+    public static func < (lhs: SubscriberName, rhs: SubscriberName) -> Bool { lhs.value < rhs.value }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let name = SubscriberName(text) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "bad subscriber name"))
+        }
+        self = name
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
+/// `KEY@SUBSCRIBER.json`: everything courier needs to know about an item
+/// is in its file name, so `mv` between state folders just works.
+public struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let key: DeliveryKey
+    public let subscriber: SubscriberName
+
+    public init(key: DeliveryKey, subscriber: SubscriberName) {
+        self.key = key
+        self.subscriber = subscriber
+    }
+
+    /// Parses `KEY@SUB.json`, or `KEY@SUB` when `requireExtension` is false;
+    /// nil for anything else (an intake file, a leftover, a stranger).
+    public init?(_ text: String, requireExtension: Bool = true) {
+        var base = Substring(text)
+        if base.hasSuffix(".json") {
+            base = base.dropLast(5)
+        } else if requireExtension {
+            return nil
+        }
+        guard let at = base.lastIndex(of: "@"), let key = DeliveryKey(String(base[..<at])),
+            let subscriber = SubscriberName(String(base[base.index(after: at)...]))
+        else { return nil }
+        self.init(key: key, subscriber: subscriber)
+    }
+
+    public init?(fileName: FileName) {
+        guard let text = fileName.string else { return nil }
+        self.init(text)
+    }
+
+    public var fileName: FileName { FileName(description + ".json") }
+
+    /// `KEY@SUB`, the form people type.
+    public var description: String { "\(key)@\(subscriber)" }
+
+    public static func < (lhs: EntryName, rhs: EntryName) -> Bool {
+        (lhs.key, lhs.subscriber) < (rhs.key, rhs.subscriber)
+    }
+}

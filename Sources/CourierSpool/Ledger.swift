@@ -1,0 +1,156 @@
+import CourierPosix
+import CourierSupport
+import Glibc
+
+/// The append-only record of every event, one file per UTC day.
+public final class Ledger {
+    private let directory: DirectoryHandle
+    private var openDay: (day: String, file: FileDescriptor)?
+    /// The open day file may end in half a line (a write that failed and
+    /// could not be taken back, or an earlier process's): the next write
+    /// starts with a newline so that its lines stay whole.
+    private var mayEndTorn = false
+    private let log: EventLog
+    private let faults: FaultPlan?
+    private let redactor: Redactor
+
+    public init(directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()) {
+        self.directory = directory
+        self.log = log
+        self.faults = faults
+        self.redactor = redactor
+    }
+
+    /// Appends the lines, one write(2) per day file under an flock (so
+    /// courier's writers never interleave or undo each other), then fsyncs
+    /// each day file once: when this returns, the lines are on disk. A
+    /// write that fails is taken back, so the file always ends in a whole
+    /// line. Details are redacted before they are cut to their 200 bytes.
+    public func append(_ lines: [LedgerLine]) throws(SpoolError) {
+        guard !lines.isEmpty else { return }
+        let redacted = lines.map { line in
+            var line = line
+            line.detail = redactor.redact(line.detail)
+            return line
+        }
+        var days: [String] = []
+        var text: [String: [UInt8]] = [:]
+        for line in redacted {
+            let day = line.time.utcDay
+            if text[day] == nil { days.append(day) }
+            text[day, default: []] += Array(line.formatted.utf8)
+        }
+        var touched: [(day: String, file: FileDescriptor)] = []
+        for day in days {
+            let file = try dayFile(day)
+            try write(text[day] ?? [], to: file, day: day)
+            touched.append((day, file))
+        }
+        for (day, file) in touched {
+            do {
+                try faults?.check(.sync)
+                try file.sync()
+            } catch {
+                throw .operation("sync", path: "ledger/\(day).tsv", error)
+            }
+        }
+        for line in redacted { log.record(line) }
+    }
+
+    public func append(_ line: LedgerLine) throws(SpoolError) {
+        try append([line])
+    }
+
+    private func write(_ bytes: [UInt8], to file: FileDescriptor, day: String) throws(SpoolError) {
+        let result: Result<Void, Errno> = file.whileLocked { () -> Result<Void, Errno> in
+            var start = 0
+            do throws(Errno) {
+                start = try file.status().size
+                if mayEndTorn, start > 0, try file.byte(at: start - 1) != 0x0A {
+                    try file.write([0x0A])
+                    start += 1
+                }
+                mayEndTorn = false
+                if let tear = faults?.tear(.write) {
+                    try file.write(bytes.prefix(bytes.count / 2))
+                    throw tear
+                }
+                try faults?.check(.write)
+                try file.write(bytes)
+                return .success(())
+            } catch {
+                // Take back whatever part of the lines got written; if even
+                // that fails, the next write begins on a new line.
+                if (try? file.truncate(to: start)) == nil { mayEndTorn = true }
+                return .failure(error)
+            }
+        }
+        if case .failure(let error) = result { throw .operation("append to", path: "ledger/\(day).tsv", error) }
+    }
+
+    private func dayFile(_ day: String) throws(SpoolError) -> FileDescriptor {
+        if let open = openDay, open.day == day { return open.file }
+        let name = FileName(day + ".tsv")
+        let existed: Bool
+        let file: FileDescriptor
+        do {
+            existed = try directory.contains(name)
+            // Read as well as append: the last byte tells whether it ends torn.
+            file = try directory.openFile(name, flags: O_RDWR | O_APPEND | O_CREAT, mode: 0o640)
+            // A new day file must survive a crash as a directory entry too.
+            if !existed { try directory.sync() }
+        } catch {
+            throw .operation("open", path: "ledger/\(day).tsv", error)
+        }
+        openDay = (day, file)
+        // Another process may have left this file torn.
+        mayEndTorn = existed
+        return file
+    }
+
+    /// The day files, oldest first: `YYYY-MM-DD.tsv`.
+    public static func dayFiles(in directory: DirectoryHandle) throws(SpoolError) -> [(day: String, name: FileName)] {
+        let names: [FileName]
+        do { names = try directory.sortedNames() } catch { throw .operation("list", path: "ledger/", error) }
+        return names.compactMap { name in
+            guard let text = name.string, text.hasSuffix(".tsv") else { return nil }
+            let day = String(text.dropLast(4))
+            guard Timestamp(dateOrTime: day) != nil, day.count == 10 else { return nil }
+            return (day, name)
+        }
+    }
+
+    /// Every well-formed line from `since` (a UTC day, inclusive) on, in
+    /// file order. Malformed lines are counted, not fatal: the ledger is a
+    /// text file people may edit. A last line without its newline is one
+    /// being written (or torn by a crash): it is read if it parses and
+    /// otherwise passed over without being counted.
+    public static func read(
+        from directory: DirectoryHandle, sinceDay: String? = nil, untilDay: String? = nil,
+        _ visit: (LedgerLine) -> Void
+    ) throws(SpoolError) -> Int {
+        var malformed = 0
+        for (day, name) in try dayFiles(in: directory) {
+            if let sinceDay, day < sinceDay { continue }
+            if let untilDay, day > untilDay { continue }
+            let bytes: [UInt8]
+            do {
+                let file = try directory.openFile(name, flags: O_RDONLY)
+                bytes = try file.read(upTo: Int.max)
+            } catch {
+                throw .operation("read", path: "ledger/\(name)", error)
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+            let endsWhole = bytes.last == 0x0A
+            for (index, line) in lines.enumerated() {
+                if let parsed = LedgerLine(parsing: line) {
+                    visit(parsed)
+                } else if endsWhole || index < lines.count - 1 {
+                    malformed += 1
+                }
+            }
+        }
+        return malformed
+    }
+}

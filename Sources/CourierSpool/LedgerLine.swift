@@ -1,0 +1,129 @@
+import CourierPosix
+
+/// What happened to an item; the ledger's fifth column.
+public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
+    /// An intake file became this entry.
+    case accepted
+    /// An intake file repeated an entry that already exists byte for byte.
+    case duplicate
+    case sent
+    case retry
+    case needsAttention
+    case invalid
+    case awaitingRoute
+    /// A route record was merged into this workout entry as `data.route`.
+    case routeAttached
+    case routeTimeout
+    case acknowledged
+    case resent
+    case copied
+    case backfilled
+    case recovered
+    /// A catalog sync finished (subscriber column: the catalog).
+    case catalogSynced
+    /// A catalog sync failed; it resumes where it stopped.
+    case catalogFailed
+}
+
+/// One line of `ledger/YYYY-MM-DD.tsv`: nine tab-separated columns.
+public struct LedgerLine: Sendable, Equatable {
+    public var time: Timestamp
+    public var round: String
+    /// `-` for events that belong to no subscriber (an invalid intake file).
+    public var subscriber: String
+    public var key: String
+    public var event: LedgerEvent
+    /// 0 when there was no HTTP answer.
+    public var status: Int
+    public var attempt: Int
+    public var durationMilliseconds: Int64
+    public var detail: String
+
+    public static let detailLimit = 200
+
+    public init(
+        time: Timestamp, round: String, subscriber: String, key: String, event: LedgerEvent, status: Int = 0,
+        attempt: Int = 0, durationMilliseconds: Int64 = 0, detail: String = ""
+    ) {
+        self.time = time
+        self.round = round
+        self.subscriber = subscriber
+        self.key = key
+        self.event = event
+        self.status = status
+        self.attempt = attempt
+        self.durationMilliseconds = durationMilliseconds
+        self.detail = detail
+    }
+
+    /// The line as written, newline included.
+    public var formatted: String {
+        [
+            time.rfc3339, Self.escape(round), Self.escape(subscriber), Self.escape(key), event.rawValue, String(status),
+            String(attempt), String(durationMilliseconds), Self.escape(Self.clip(detail)),
+        ].joined(separator: "\t") + "\n"
+    }
+
+    /// Parses a line without its newline; nil for a malformed one.
+    public init?(parsing line: Substring) {
+        let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
+        guard columns.count == 9, let time = Timestamp(rfc3339: String(columns[0])),
+            let event = LedgerEvent(rawValue: String(columns[4])), let status = Int(columns[5]),
+            let attempt = Int(columns[6]), let duration = Int64(columns[7])
+        else { return nil }
+        self.init(
+            time: time, round: Self.unescape(columns[1]), subscriber: Self.unescape(columns[2]),
+            key: Self.unescape(columns[3]), event: event, status: status, attempt: attempt,
+            durationMilliseconds: duration, detail: Self.unescape(columns[8]))
+    }
+
+    /// The first `limit` bytes, never cutting a UTF-8 character in half.
+    static func clip(_ text: String, to limit: Int = detailLimit) -> String {
+        text.utf8Prefix(limit)
+    }
+
+    /// Tab, newline, carriage return and backslash as `\t \n \r \\`; other
+    /// control characters as `\xHH`, so one event is always one line that
+    /// awk and cut can split.
+    public static func escape(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\t": result += "\\t"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    public static func unescape(_ text: Substring) -> String {
+        guard text.contains("\\") else { return String(text) }
+        var result = ""
+        var iterator = text.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            guard scalar == "\\", let next = iterator.next() else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch next {
+            case "t": result += "\t"
+            case "n": result += "\n"
+            case "r": result += "\r"
+            case "x":
+                let digits = [iterator.next(), iterator.next()].compactMap { $0 }.map(Character.init)
+                if let value = UInt32(String(digits), radix: 16), let decoded = Unicode.Scalar(value) {
+                    result.unicodeScalars.append(decoded)
+                }
+            default: result.unicodeScalars.append(next)
+            }
+        }
+        return result
+    }
+}

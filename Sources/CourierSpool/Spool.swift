@@ -1,0 +1,220 @@
+import CourierPosix
+import Glibc
+
+/// An open spool: one directory handle per state folder, all operations
+/// relative to them. Not shared between threads.
+public final class Spool {
+    public let path: String
+    public let root: DirectoryHandle
+    public let tmp: DirectoryHandle
+    public let ledgerDirectory: DirectoryHandle
+    /// `.courier/`: locks and small state files.
+    public let control: DirectoryHandle
+    private let queued, awaitingRoute, sending, sent, failed, needsAttention: DirectoryHandle
+    private var uniqueCounter = 0
+    /// Tests' fault injection; nil in production.
+    public var faults: FaultPlan?
+
+    static let tmpName = "tmp"
+    static let ledgerName = "ledger"
+    static let controlName = ".courier"
+
+    public init(path: String) throws(SpoolError) {
+        self.path = path
+        do {
+            root = try DirectoryHandle.open(path: path)
+        } catch {
+            throw .notASpool(path: path, missing: path, error)
+        }
+        let root = self.root
+        tmp = try Self.openFolder(Self.tmpName, in: root, spool: path)
+        ledgerDirectory = try Self.openFolder(Self.ledgerName, in: root, spool: path)
+        control = try Self.openFolder(Self.controlName, in: root, spool: path)
+        queued = try Self.openFolder(SpoolState.queued.rawValue, in: root, spool: path)
+        awaitingRoute = try Self.openFolder(SpoolState.awaitingRoute.rawValue, in: root, spool: path)
+        sending = try Self.openFolder(SpoolState.sending.rawValue, in: root, spool: path)
+        sent = try Self.openFolder(SpoolState.sent.rawValue, in: root, spool: path)
+        failed = try Self.openFolder(SpoolState.failed.rawValue, in: root, spool: path)
+        needsAttention = try Self.openFolder(SpoolState.needsAttention.rawValue, in: root, spool: path)
+    }
+
+    private static func openFolder(_ name: String, in root: DirectoryHandle, spool path: String) throws(SpoolError)
+        -> DirectoryHandle
+    {
+        do {
+            return try root.openDirectory(FileName(name))
+        } catch {
+            throw .notASpool(path: path, missing: name + "/", error)
+        }
+    }
+
+    /// `courier init`: creates whatever of the layout is missing (mode 0750,
+    /// as the process umask allows) and opens the result. Safe to repeat.
+    @discardableResult
+    public static func create(at path: String) throws(SpoolError) -> Spool {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o750) != 0 && errno != EEXIST {
+                throw .operation("create directory", path: prefix, .current)
+            }
+        }
+        let root: DirectoryHandle
+        do { root = try DirectoryHandle.open(path: path) } catch { throw .operation("open", path: path, error) }
+        let names = [tmpName, ledgerName, controlName] + SpoolState.allCases.map(\.rawValue)
+        for name in names {
+            do {
+                try root.makeDirectory(FileName(name), mode: 0o750)
+            } catch  where error == .fileExists {
+                continue
+            } catch {
+                throw .operation("create directory", path: path + "/" + name, error)
+            }
+        }
+        return try Spool(path: path)
+    }
+
+    public func directory(_ state: SpoolState) -> DirectoryHandle {
+        switch state {
+        case .queued: return queued
+        case .awaitingRoute: return awaitingRoute
+        case .sending: return sending
+        case .sent: return sent
+        case .failed: return failed
+        case .needsAttention: return needsAttention
+        }
+    }
+
+    /// The state an item is in now, nil when no state folder holds it.
+    public func locate(_ name: FileName) throws(SpoolError) -> SpoolState? {
+        for state in SpoolState.allCases {
+            do {
+                if try directory(state).contains(name) { return state }
+            } catch {
+                throw .operation("look up", path: "\(state.rawValue)/\(name)", error)
+            }
+        }
+        return nil
+    }
+
+    /// Moves an item between states with one rename(2). The caller makes
+    /// the move durable with `sync` once per batch of moves.
+    public func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError)
+    {
+        let target = newName ?? name
+        do {
+            try faults?.check(.rename)
+            try directory(from).rename(name, to: directory(to), as: target)
+        } catch {
+            throw .rename(from: "\(from.rawValue)/\(name)", to: "\(to.rawValue)/\(target)", error)
+        }
+    }
+
+    /// fsync of state folders after renames (maildir's last step).
+    public func sync(_ states: some Sequence<SpoolState>) throws(SpoolError) {
+        for state in Set(states) {
+            do {
+                try faults?.check(.sync)
+                try directory(state).sync()
+            } catch {
+                throw .operation("sync", path: state.rawValue + "/", error)
+            }
+        }
+    }
+
+    /// The maildir way to make a new file appear whole: write under tmp/,
+    /// fsync, rename into place, fsync the directory. A crash leaves at most
+    /// a leftover in tmp/, which prune removes after 36 hours.
+    public func deliverNewFile(_ bytes: [UInt8], named name: FileName, into state: SpoolState) throws(SpoolError) {
+        try deliverNewFile(bytes, named: name, into: directory(state), label: state.rawValue)
+    }
+
+    public func deliverNewFile(
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String,
+        syncDirectory: Bool = true
+    ) throws(SpoolError) {
+        let staged = try stageFile(bytes, for: name)
+        do {
+            try faults?.check(.rename)
+            try tmp.rename(staged, to: directory, as: name)
+        } catch {
+            try? tmp.remove(staged)
+            throw .rename(from: "tmp/\(staged)", to: "\(label)/\(name)", error)
+        }
+        guard syncDirectory else { return }
+        do {
+            try faults?.check(.sync)
+            try directory.sync()
+        } catch {
+            throw .operation("sync", path: label + "/", error)
+        }
+    }
+
+    /// The first half of the maildir way: the bytes written under `tmp/` and
+    /// fsynced, under a unique name that is returned for the rename.
+    public func stageFile(_ bytes: [UInt8], for name: FileName) throws(SpoolError) -> FileName {
+        let staged = uniqueTemporaryName(for: name)
+        do {
+            let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o640)
+            try faults?.check(.write)
+            try file.write(bytes)
+            try faults?.check(.sync)
+            try file.sync()
+        } catch {
+            try? tmp.remove(staged)
+            throw .operation("write", path: "tmp/\(staged)", error)
+        }
+        return staged
+    }
+
+    /// `TIME.PID_N.NAME`, unique per process and call, as maildir names are.
+    package func uniqueTemporaryName(for name: FileName) -> FileName {
+        uniqueCounter += 1
+        let prefix = "\(Timestamp.now().compact).\(getpid())_\(uniqueCounter)."
+        return FileName(bytes: Array(prefix.utf8) + name.bytes.prefix(160))
+    }
+
+    /// Reads a whole small file from a state folder; a file over `limit`
+    /// bytes is refused (EFBIG), never returned cut short.
+    public func read(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> [UInt8] {
+        do throws(Errno) {
+            let file = try directory(state).openFile(name, flags: O_RDONLY)
+            let bytes = try file.read(upTo: limit + 1)
+            guard bytes.count <= limit else { throw Errno(EFBIG) }
+            return bytes
+        } catch {
+            throw .operation("read", path: "\(state.rawValue)/\(name)", error)
+        }
+    }
+
+    /// Replaces a small state file in `.courier/` atomically.
+    public func writeControlFile(_ name: String, _ bytes: [UInt8]) throws(SpoolError) {
+        try deliverNewFile(bytes, named: FileName(name), into: control, label: Self.controlName)
+    }
+
+    public func readControlFile(_ name: String, limit: Int = 64 << 20) -> [UInt8]? {
+        guard let file = try? control.openFile(FileName(name), flags: O_RDONLY) else { return nil }
+        return try? file.read(upTo: limit)
+    }
+
+    /// One round at a time per spool: an exclusive flock on
+    /// `.courier/round.lock`. Nil when another round holds it and `wait`
+    /// is false.
+    public func lockRound(wait: Bool) throws(SpoolError) -> RoundLock? {
+        let name = FileName("round.lock")
+        do {
+            let file = try control.openFile(name, flags: O_RDWR | O_CREAT, mode: 0o640)
+            if try file.lockExclusively(wait: wait) { return RoundLock(file: file) }
+            return nil
+        } catch {
+            throw .operation("lock", path: "\(Self.controlName)/round.lock", error)
+        }
+    }
+}
+
+/// Proof that this process runs the spool's round; the lock goes when
+/// this value does (or the process dies).
+public final class RoundLock {
+    let file: FileDescriptor
+    init(file: FileDescriptor) { self.file = file }
+}

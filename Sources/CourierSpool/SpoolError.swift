@@ -1,0 +1,32 @@
+import CourierPosix
+
+/// Everything that can go wrong with the spool's files, with the file and
+/// the operation named, so the message alone tells an operator what to do.
+public enum SpoolError: Error, Sendable, CustomStringConvertible {
+    case notASpool(path: String, missing: String, Errno)
+    case operation(String, path: String, Errno)
+    case rename(from: String, to: String, Errno)
+
+    public var description: String {
+        switch self {
+        case .notASpool(let path, let missing, let error):
+            return "\(path) is not a courier spool: \(missing): \(error) (run `courier init`)"
+        case .operation(let what, let path, let error):
+            return "unable to \(what) \(path): \(error)"
+        case .rename(let from, let to, let error) where error == .crossDevice:
+            return "unable to rename \(from) to \(to): the spool's folders are on different file systems; "
+                + "keep the whole spool on one file system"
+        case .rename(let from, let to, let error):
+            return "unable to rename \(from) to \(to): \(error)"
+        }
+    }
+
+    /// Worth trying again later (sysexits 75) rather than a setup fault.
+    public var isTemporary: Bool {
+        switch self {
+        case .notASpool: return false
+        case .operation(_, _, let error), .rename(_, _, let error):
+            return [Errno.noSpace, Errno(5), Errno(11), Errno(122)].contains(error)
+        }
+    }
+}

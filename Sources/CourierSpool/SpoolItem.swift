@@ -1,0 +1,50 @@
+import CourierPosix
+
+/// An item found in a state folder: an entry `KEY@SUB.json`, or a file
+/// flagged by intake (kept under its safe name).
+public struct SpoolItem: Sendable {
+    public let name: FileName
+    public let state: SpoolState
+    /// Nil for a flagged intake file.
+    public let entry: EntryName?
+
+    public init(name: FileName, state: SpoolState, entry: EntryName?) {
+        self.name = name
+        self.state = state
+        self.entry = entry
+    }
+
+    /// The ledger's (subscriber, key) for this item.
+    public var ledgerSubscriber: String { entry?.subscriber.value ?? "-" }
+    public var ledgerKey: String { entry?.key.description ?? name.description }
+}
+
+extension Spool {
+    /// Every item in a state folder, streamed.
+    public func forEachItem(in state: SpoolState, _ visit: (SpoolItem) -> Void) throws(SpoolError) {
+        do {
+            let stream = try directory(state).entries()
+            while let name = try stream.next() {
+                visit(SpoolItem(name: name, state: state, entry: EntryName(fileName: name)))
+            }
+        } catch {
+            throw .operation("list", path: state.rawValue + "/", error)
+        }
+    }
+
+    /// How many items each state folder holds.
+    public func counts() throws(SpoolError) -> [SpoolState: Int] {
+        var counts: [SpoolState: Int] = [:]
+        for state in SpoolState.allCases {
+            var count = 0
+            do {
+                let stream = try directory(state).entries()
+                while try stream.next() != nil { count += 1 }
+            } catch {
+                throw .operation("list", path: state.rawValue + "/", error)
+            }
+            counts[state] = count
+        }
+        return counts
+    }
+}

@@ -1,0 +1,136 @@
+import CourierPosix
+import Glibc
+
+extension Timestamp {
+    private var brokenDown: tm {
+        var seconds = time_t(secondsSinceEpoch)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return parts
+    }
+
+    private static func pad(_ value: Int32, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    /// `2026-11-30`: the ledger's day file name.
+    public var utcDay: String {
+        let t = brokenDown
+        return "\(Self.pad(t.tm_year + 1900, 4))-\(Self.pad(t.tm_mon + 1, 2))-\(Self.pad(t.tm_mday, 2))"
+    }
+
+    /// `2026-11-30T07:00:00.123Z`: RFC 3339, UTC, milliseconds.
+    public var rfc3339: String {
+        let t = brokenDown
+        let millis = Int32(nanosecondOfSecond / 1_000_000)
+        return
+            "\(utcDay)T\(Self.pad(t.tm_hour, 2)):\(Self.pad(t.tm_min, 2)):\(Self.pad(t.tm_sec, 2)).\(Self.pad(millis, 3))Z"
+    }
+
+    /// `20261130T070000Z`: sortable and safe in file names.
+    public var compact: String {
+        let t = brokenDown
+        return "\(Self.pad(t.tm_year + 1900, 4))\(Self.pad(t.tm_mon + 1, 2))\(Self.pad(t.tm_mday, 2))T"
+            + "\(Self.pad(t.tm_hour, 2))\(Self.pad(t.tm_min, 2))\(Self.pad(t.tm_sec, 2))Z"
+    }
+
+    /// Parses RFC 3339 (`2026-11-30T07:00:00Z`, `…T07:00:00.5+01:00`);
+    /// nil for anything else, including impossible dates.
+    public init?(rfc3339 text: String) {
+        let bytes = Array(text.utf8)
+        var reader = DigitReader(bytes: bytes)
+        guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
+            let day = reader.number(2), reader.skip(anyOf: "Tt "), let hour = reader.number(2), reader.skip(":"),
+            let minute = reader.number(2), reader.skip(":"), let second = reader.number(2)
+        else { return nil }
+        var nanos: Int64 = 0
+        if reader.skip(".") {
+            var digits = 0
+            while let digit = reader.digit() {
+                if digits < 9 { nanos = nanos * 10 + Int64(digit) }
+                digits += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<9 where digits < 9 { nanos *= 10 }
+        }
+        var offsetSeconds: Int64 = 0
+        if reader.skip(anyOf: "Zz") {
+        } else if let sign = reader.take(anyOf: "+-") {
+            guard let offsetHours = reader.number(2), reader.skip(":"), let offsetMinutes = reader.number(2),
+                offsetHours < 24, offsetMinutes < 60
+            else { return nil }
+            offsetSeconds = Int64(offsetHours * 3600 + offsetMinutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
+        } else {
+            return nil
+        }
+        guard reader.atEnd, hour < 24, minute < 60, second < 61,
+            let midnight = Timestamp.dayStart(year: year, month: month, day: day)
+        else { return nil }
+        let seconds = midnight.secondsSinceEpoch + Int64(hour * 3600 + minute * 60 + min(second, 59)) - offsetSeconds
+        self.init(nanosecondsSinceEpoch: seconds * 1_000_000_000 + nanos)
+    }
+
+    /// Parses `YYYY-MM-DD` (midnight UTC) or a full RFC 3339 time.
+    public init?(dateOrTime text: String) {
+        if text.utf8.count == 10 {
+            var reader = DigitReader(bytes: Array(text.utf8))
+            guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
+                let day = reader.number(2), reader.atEnd,
+                let start = Timestamp.dayStart(year: year, month: month, day: day)
+            else { return nil }
+            self = start
+        } else {
+            self.init(rfc3339: text)
+        }
+    }
+
+    package static func dayStart(year: Int, month: Int, day: Int) -> Timestamp? {
+        // Nanoseconds since 1970 in an Int64 reach into 2262.
+        guard (1...12).contains(month), (1...31).contains(day), (1970...2261).contains(year) else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        let seconds = timegm(&parts)
+        // timegm normalises 2026-02-31 to March; such a date is refused.
+        guard parts.tm_mday == Int32(day), parts.tm_mon == Int32(month - 1) else { return nil }
+        return Timestamp(secondsSinceEpoch: Int64(seconds))
+    }
+}
+
+private struct DigitReader {
+    let bytes: [UInt8]
+    var index = 0
+
+    var atEnd: Bool { index == bytes.count }
+
+    mutating func digit() -> Int? {
+        guard index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return nil }
+        defer { index += 1 }
+        return Int(bytes[index] - UInt8(ascii: "0"))
+    }
+
+    mutating func number(_ width: Int) -> Int? {
+        var value = 0
+        for _ in 0..<width {
+            guard let d = digit() else { return nil }
+            value = value * 10 + d
+        }
+        return value
+    }
+
+    mutating func skip(_ character: Unicode.Scalar) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func skip(anyOf characters: String) -> Bool { take(anyOf: characters) != nil }
+
+    mutating func take(anyOf characters: String) -> UInt8? {
+        guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return nil }
+        defer { index += 1 }
+        return bytes[index]
+    }
+}

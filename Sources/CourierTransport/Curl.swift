@@ -1,0 +1,171 @@
+import CCurl
+import CourierConfig
+
+/// A failed libcurl call or transfer, with curl's own words.
+public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let code: UInt32
+    public let message: String
+
+    init(_ code: CURLcode, detail: String = "") {
+        self.code = code.rawValue
+        // curl's error buffer already says what strerror says, with detail.
+        self.message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+    }
+
+    init(multi code: CURLMcode) {
+        self.code = UInt32(bitPattern: code.rawValue)
+        self.message = String(cString: curl_multi_strerror(code))
+    }
+
+    public var description: String { message }
+
+    public var isTimeout: Bool { code == CURLE_OPERATION_TIMEDOUT.rawValue }
+
+    /// Failures that no retry can fix: the certificate does not verify, the
+    /// URL cannot be used. They need a person, not a backoff.
+    public var needsPerson: Bool {
+        [
+            CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_URL_MALFORMAT,
+            CURLE_UNSUPPORTED_PROTOCOL, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+        ].map(\.rawValue).contains(code)
+    }
+}
+
+/// curl_global_init runs once per process, before the first handle.
+private let curlGlobalInitialisation: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+/// One libcurl easy handle, reused across transfers so that its
+/// connection and TLS session caches are kept.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+
+    init() throws(CurlError) {
+        guard curlGlobalInitialisation == CURLE_OK else { throw CurlError(curlGlobalInitialisation) }
+        guard let handle = curl_easy_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }
+        self.handle = handle
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    func reset() { curl_easy_reset(handle) }
+
+    func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
+        try check(courier_easy_setopt_long(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64) throws(CurlError) {
+        try check(courier_easy_setopt_offset(handle, option, curl_off_t(value)), option)
+    }
+
+    func set(_ option: CURLoption, _ value: String) throws(CurlError) {
+        try check(courier_easy_setopt_string(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlError) {
+        try check(courier_easy_setopt_pointer(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, list value: UnsafeMutablePointer<curl_slist>?) throws(CurlError) {
+        try check(courier_easy_setopt_slist(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, writer: curl_write_callback) throws(CurlError) {
+        try check(courier_easy_setopt_write_function(handle, option, writer), option)
+    }
+
+    func responseCode() -> Int {
+        var code = 0
+        guard courier_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK else { return 0 }
+        return code
+    }
+
+    /// The last value of a response header, if the server sent it.
+    func header(_ name: String) -> String? {
+        var found: UnsafeMutablePointer<curl_header>?
+        guard curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK, let found,
+            let value = found.pointee.value
+        else { return nil }
+        return String(cString: value)
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws(CurlError) {
+        guard code == CURLE_OK else {
+            throw CurlError(
+                code, detail: "\(String(cString: curl_easy_strerror(code))) (setting option \(option.rawValue))")
+        }
+    }
+}
+
+/// A curl_slist of request headers, freed with the value.
+final class CurlHeaderList {
+    private(set) var list: UnsafeMutablePointer<curl_slist>?
+
+    /// Only checked fields can become a list: see `HTTPHeaderField`.
+    init(_ fields: [HTTPHeaderField]) throws(CurlError) {
+        for field in fields {
+            // `Name:` with nothing after it is how curl is told to leave out
+            // a header it would add (Expect).
+            let line = field.value.isEmpty ? field.name + ":" : field.line
+            guard let appended = curl_slist_append(list, line) else {
+                curl_slist_free_all(list)
+                throw CurlError(CURLE_OUT_OF_MEMORY)
+            }
+            list = appended
+        }
+    }
+
+    deinit { curl_slist_free_all(list) }
+}
+
+/// The multi handle: many transfers over shared, kept-alive connections,
+/// driven from one plain loop.
+final class CurlMulti {
+    let handle: UnsafeMutableRawPointer
+
+    init() throws(CurlError) {
+        guard curlGlobalInitialisation == CURLE_OK else { throw CurlError(curlGlobalInitialisation) }
+        guard let handle = curl_multi_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }
+        self.handle = handle
+    }
+
+    deinit { curl_multi_cleanup(handle) }
+
+    func add(_ easy: CurlEasy) throws(CurlError) {
+        let code = curl_multi_add_handle(handle, easy.handle)
+        guard code == CURLM_OK else { throw CurlError(multi: code) }
+    }
+
+    func remove(_ easy: CurlEasy) {
+        // Removing a handle this multi owns cannot fail in a way that
+        // leaves anything to undo; the code is informative only.
+        _ = curl_multi_remove_handle(handle, easy.handle)
+    }
+
+    /// Runs whatever can run without waiting; returns how many transfers
+    /// are still going.
+    func perform() throws(CurlError) -> Int {
+        var running: Int32 = 0
+        let code = curl_multi_perform(handle, &running)
+        guard code == CURLM_OK else { throw CurlError(multi: code) }
+        return Int(running)
+    }
+
+    /// Sleeps until a transfer has something to do or `timeout` passes.
+    func poll(timeout: Duration) throws(CurlError) {
+        var ready: Int32 = 0
+        let milliseconds = Int32(clamping: max(0, timeout.milliseconds))
+        let code = curl_multi_poll(handle, nil, 0, milliseconds, &ready)
+        guard code == CURLM_OK else { throw CurlError(multi: code) }
+    }
+
+    /// The transfers that finished since the last call: easy handle and result.
+    func finished() -> [(easy: UnsafeMutableRawPointer, result: CURLcode)] {
+        var done: [(UnsafeMutableRawPointer, CURLcode)] = []
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(handle, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            done.append((easy, message.pointee.data.result))
+        }
+        return done
+    }
+}
