@@ -35,12 +35,8 @@ public struct Enqueuer {
         case .success(let parsed): record = parsed
         case .failure(let problem): throw .invalid(source: source, reason: problem.description)
         }
-        if let names = record.subscribers {
-            if let unknown = names.first(where: { configuration.subscriber(named: $0) == nil }) {
-                throw .invalid(source: source, reason: "`subscribers` names \(unknown), which is not configured")
-            }
-        } else if !configuration.subscribers.contains(where: { $0.takes(kind: record.kind) }) {
-            throw .invalid(source: source, reason: "no subscriber takes kind \(record.kind)")
+        if case .refused(let reason) = configuration.subscribers(for: record) {
+            throw .invalid(source: source, reason: reason)
         }
         // The name only has to be unique and not look like an entry;
         // intake reads the id from inside the file.

@@ -70,7 +70,7 @@ extension Spool {
     /// A dropped file that intake flagged, found by the name it was dropped
     /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`.
     private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
-        let suffix = "Z-" + Intake.safeComponent(name)
+        let suffix = "Z-" + FlaggedName.safeComponent(name)
         var found: [SpoolItem] = []
         for state in [SpoolState.needsAttention, .failed, .queued] {
             do {

@@ -8,46 +8,10 @@ public enum CourierVersion {
     public static let current = "0.1.0"
 }
 
-/// One POST to make: a single entry, or a batch of them.
-package struct DeliveryRequest {
-    /// The Idempotency-Key header (and Standard Webhooks id).
-    package let key: String
-    /// The bytes as they go on the wire (compressed when `gzip = true`).
-    package let body: [UInt8]
-    package let subscriber: Subscriber
-    package let url: String
-    package var extraHeaders: [HTTPHeaderField] = []
-    /// How much of the answer to keep: the ledger needs 200 bytes, a batch
-    /// needs its whole `results`.
-    package var answerCapture = LedgerLine.detailLimit
-
-    package init(
-        key: String, body: [UInt8], subscriber: Subscriber, url: String, extraHeaders: [HTTPHeaderField] = [],
-        answerCapture: Int = LedgerLine.detailLimit
-    ) {
-        self.key = key
-        self.body = body
-        self.subscriber = subscriber
-        self.url = url
-        self.extraHeaders = extraHeaders
-        self.answerCapture = answerCapture
-    }
-}
-
-/// What came back from one POST.
-package struct DeliveryResponse {
-    package let status: Int
-    package let error: CurlError?
-    package let retryAfter: String?
-    /// The first bytes of the answer's body (all of it for a batch).
-    package let answer: [UInt8]
-    package let duration: Duration
-}
-
 /// An HTTP client on one curl multi handle: every transfer of a round
 /// shares its connection cache (keep-alive, HTTP/2 multiplexing where the
 /// server offers it over TLS). Single-threaded: the round's loop drives it.
-package final class HTTPClient {
+package final class HTTPClient: Transport {
     private let multi: CurlMulti
     private var idle: [CurlEasy] = []
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]

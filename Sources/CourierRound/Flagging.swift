@@ -1,0 +1,76 @@
+import CourierPosix
+import CourierRecords
+import CourierSpool
+
+/// Flagging: a file in `queued/` that will not be taken moves, unchanged,
+/// to `needsAttention/invalid-TIME-NAME`, with its reason in the ledger
+/// first (Postfix's cleanup bouncing a malformed message, but kept).
+/// Intake flags what it cannot take; a claim flags a file dropped under
+/// the name of an entry that already settled.
+struct Flagger {
+    let spool: Spool
+    let ledger: Ledger
+    let round: RoundID
+    let now: Timestamp
+
+    /// The safe name the file got; nil when it had vanished.
+    func flag(_ name: FileName, reason: String) throws(SpoolError) -> FileName? {
+        let safe = try FlaggedName.make(for: name, at: now, in: spool.directory(.needsAttention))
+        try ledger.append(
+            LedgerLine(
+                time: now, round: round.value, subscriber: "-", key: safe.description, event: .invalid,
+                detail: "\(reason) (dropped as \(FlaggedName.printable(name)))"))
+        do {
+            try spool.move(name, from: .queued, to: .needsAttention, as: safe)
+        } catch {
+            if case .rename(_, _, let errno) = error, errno == .noSuchFile { return nil }
+            throw error
+        }
+        try spool.sync([.queued, .needsAttention])
+        return safe
+    }
+}
+
+/// The names flagged files get, and dropped names as the ledger shows them.
+package enum FlaggedName {
+    /// `invalid-20261130T070000Z-NAME`: NAME with every byte outside
+    /// `[A-Za-z0-9._-]` made `_`, so it is one safe path component that
+    /// can never parse as an entry. A name that was flagged before keeps
+    /// its original part instead of growing.
+    static func make(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
+        -> FileName
+    {
+        var original = name.bytes
+        let prefix = Array("invalid-".utf8)
+        if original.starts(with: prefix), original.count > prefix.count + 17,
+            original[prefix.count + 16] == UInt8(ascii: "Z"), original[prefix.count + 17] == UInt8(ascii: "-")
+        {
+            original.removeFirst(prefix.count + 18)
+        }
+        let base = "invalid-\(time.compact)-" + safeComponent(FileName(bytes: original))
+        var candidate = FileName(base)
+        var counter = 2
+        do {
+            while try directory.contains(candidate) {
+                candidate = FileName("\(base)-\(counter)")
+                counter += 1
+            }
+        } catch {
+            throw .operation("look up", path: "needsAttention/\(candidate)", error)
+        }
+        return candidate
+    }
+
+    /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
+    package static func safeComponent(_ name: FileName) -> String {
+        let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in
+            RecordID.isIDByte(byte) && byte != UInt8(ascii: ":") ? byte : UInt8(ascii: "_")
+        }
+        return String(decoding: cleaned, as: UTF8.self)
+    }
+
+    /// A dropped file's name for the ledger: printable, never a tab.
+    static func printable(_ name: FileName) -> String {
+        String(String(decoding: name.bytes, as: UTF8.self).prefix(100))
+    }
+}

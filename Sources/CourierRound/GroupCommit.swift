@@ -1,0 +1,65 @@
+import CourierPosix
+import CourierSpool
+
+/// The group commit of a delivery pass: finished items wait in `sending/`
+/// (their slots already reused) until `size` are ready or the oldest has
+/// waited `delay`; then one ledger write and fsync, the renames out of
+/// `sending/`, and one fsync per folder cover them all. The ledger line is
+/// always on disk before the rename it records.
+final class GroupCommit {
+    private let spool: Spool
+    private let ledger: Ledger
+    private let log: EventLog
+    private var lines: [LedgerLine] = []
+    private var moves: [(EntryName, SpoolState)] = []
+    /// When the oldest waiting item finished.
+    private(set) var oldest: MonotonicInstant?
+
+    static let size = 256
+    static let delay: Duration = .milliseconds(10)
+
+    init(spool: Spool, ledger: Ledger, log: EventLog) {
+        self.spool = spool
+        self.ledger = ledger
+        self.log = log
+    }
+
+    /// Lines to write and moves out of `sending/` to make at the next commit.
+    func add(lines: [LedgerLine], moves: [(EntryName, SpoolState)], at now: MonotonicInstant) {
+        guard !lines.isEmpty || !moves.isEmpty else { return }
+        self.lines += lines
+        self.moves += moves
+        if oldest == nil { oldest = now }
+    }
+
+    /// When the commit must happen at the latest, if anything waits.
+    var deadline: MonotonicInstant? { oldest.map { $0 + Self.delay } }
+
+    /// Due when full, old enough, or when nothing else is in flight.
+    func isDue(at now: MonotonicInstant, idle: Bool) -> Bool {
+        guard let oldest else { return false }
+        return lines.count >= Self.size || now - oldest >= Self.delay || idle
+    }
+
+    func commit() throws(RoundError) {
+        guard !lines.isEmpty || !moves.isEmpty else { return }
+        do throws(SpoolError) {
+            try ledger.append(lines)
+            for (entry, state) in moves {
+                do {
+                    try spool.move(entry.fileName, from: .sending, to: state)
+                } catch {
+                    // A person moved it meanwhile: theirs is the last word.
+                    guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
+                    log(.warning, "sending/\(entry) was moved away by someone else; it stays where they put it")
+                }
+            }
+            try spool.sync(moves.map(\.1) + [.sending])
+        } catch {
+            throw .spool(error)
+        }
+        lines.removeAll(keepingCapacity: true)
+        moves.removeAll(keepingCapacity: true)
+        oldest = nil
+    }
+}

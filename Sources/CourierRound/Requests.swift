@@ -1,0 +1,79 @@
+import CourierConfig
+import CourierPosix
+import CourierSpool
+import CourierSupport
+import CourierTransport
+
+/// Request building: the POST for one pending request, single or batch,
+/// with every header checked before anything is sent (Postfix's smtp
+/// client composing the envelope). A value that cannot be a header is a
+/// reason, not a request.
+struct RequestBuilder {
+    let configuration: Configuration
+    let headers: DeliveryHeaders
+    /// How much of a single answer to keep: the ledger's 200 bytes, and
+    /// enough past them that a secret straddling the cut is redacted whole.
+    let answerCapture: Int
+
+    /// A batch answer is read whole: every item's result is in it.
+    static let batchAnswerCapture = 8 << 20
+
+    enum Built {
+        case ready(DeliveryRequest, headers: [HTTPHeaderField])
+        /// Its items need attention for this reason; nothing was sent.
+        case refused(String)
+    }
+
+    init(configuration: Configuration, session: RoundID) {
+        self.configuration = configuration
+        self.headers = DeliveryHeaders(deviceID: configuration.deviceID, session: session.value)
+        self.answerCapture = LedgerLine.detailLimit + configuration.redactor.longest
+    }
+
+    func build(_ request: PendingRequest, now: Timestamp) -> Built {
+        let subscriber = request.subscriber
+        var wire: DeliveryRequest
+        if subscriber.mode == .batch {
+            let body = BatchBody.encode(
+                request.items.map { ($0.entry.key.description, $0.body) }, deviceID: configuration.deviceID)
+            let url =
+                subscriber.batch.atomic
+                ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url
+            wire = DeliveryRequest(
+                key: Self.batchKey(request.items), body: body, subscriber: subscriber, url: url,
+                answerCapture: Self.batchAnswerCapture)
+        } else {
+            let item = request.items[0]
+            wire = DeliveryRequest(
+                key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url,
+                answerCapture: answerCapture)
+            if let tag = OptimisticConcurrency.ifMatch(for: item.body) {
+                do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
+                    return .refused("its `etag`/`version` cannot be sent as If-Match: \(error)")
+                }
+            }
+        }
+        if subscriber.gzip, let compressed = Gzip.compress(wire.body) {
+            wire = DeliveryRequest(
+                key: wire.key, body: compressed, subscriber: subscriber, url: wire.url,
+                extraHeaders: wire.extraHeaders + [Self.gzipEncoding], answerCapture: wire.answerCapture)
+        }
+        do { return .ready(wire, headers: try headers.fields(for: wire, now: now)) } catch {
+            return .refused("cannot be sent: \(error)")
+        }
+    }
+
+    /// `Content-Encoding: gzip`: a constant, well-formed field.
+    private static let gzipEncoding = HTTPHeaderField(constant: "Content-Encoding", "gzip")
+
+    /// A batch's own Idempotency-Key: the same entries give the same key,
+    /// so a retried batch is recognisable.
+    static func batchKey(_ items: [DeliveryItem]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in items.map(\.entry.description).joined(separator: "\n").utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "batch-" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

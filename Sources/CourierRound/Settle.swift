@@ -1,0 +1,157 @@
+import CourierConfig
+import CourierPosix
+import CourierSpool
+import CourierTransport
+
+/// What one attempt means for one item of a request.
+struct ItemVerdict {
+    let item: DeliveryItem
+    let outcome: DeliveryOutcome
+    /// The server refused the item's version (a batch result `CONFLICT`).
+    let conflict: Bool
+    let detail: String
+}
+
+/// A batch result's `status`, as the wire format spells it.
+enum BatchItemStatus: Equatable {
+    case ok
+    case conflict
+    case other(String)
+
+    init(_ text: String) {
+        switch text {
+        case "OK": self = .ok
+        case "CONFLICT": self = .conflict
+        default: self = .other(text)
+        }
+    }
+}
+
+/// Settling: a finished request's answer becomes each item's fate (sent,
+/// retried, needs attention — qmail's K, Z and D), its ledger line, and
+/// the move the group commit will make. Foreground rounds retry on the
+/// backoff schedule (or a longer Retry-After); background rounds never do.
+struct Settler {
+    let round: RoundID
+    let mode: RoundMode
+    let backoff: [Duration]
+
+    struct Settled {
+        var lines: [LedgerLine] = []
+        var moves: [(EntryName, SpoolState)] = []
+        var retry: [DeliveryItem] = []
+        var retryDelay: Duration = .zero
+        /// A batch that timed out halves the subscriber's batch size.
+        var halvedBatchSize: Int?
+    }
+
+    func settle(
+        _ request: PendingRequest, _ response: DeliveryResponse, batchSize: Int, now: Timestamp,
+        into summary: inout RoundSummary
+    ) -> Settled {
+        var settled = Settled()
+        let subscriber = request.subscriber
+        let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
+        let outcome = DeliveryOutcome.classify(status: response.status, error: response.error, retryAfter: retryAfter)
+        var detail = Self.detail(response)
+        let verdicts: [ItemVerdict]
+        if subscriber.mode == .batch {
+            if response.error?.isTimeout == true {
+                let size = max(1, batchSize / 2)
+                settled.halvedBatchSize = size
+                detail = "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
+            }
+            verdicts = Self.batchVerdicts(request, outcome: outcome, response: response, detail: detail)
+            summary.batches[subscriber.name.value, default: BatchTally()].items += request.items.count
+        } else {
+            verdicts = [ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail)]
+        }
+        var tally = summary.subscribers[subscriber.name.value, default: SubscriberTally()]
+        for verdict in verdicts {
+            var line = LedgerLine(
+                time: now, round: round.value, subscriber: subscriber.name.value,
+                key: verdict.item.entry.key.description, event: .sent, status: response.status,
+                attempt: request.attempt, durationMilliseconds: response.duration.milliseconds, detail: verdict.detail)
+            switch verdict.outcome {
+            case .delivered:
+                settled.moves.append((verdict.item.entry, .sent))
+                tally.sent += 1
+                summary.sent += 1
+            case .retryLater(_, let after) where mode == .foreground && request.attempt <= backoff.count:
+                line.event = .retry
+                settled.retry.append(verdict.item)
+                settled.retryDelay = max(settled.retryDelay, max(backoff[request.attempt - 1], after ?? .zero))
+                tally.retries += 1
+                summary.retries += 1
+            case .retryLater(let reason, _), .needsAttention(let reason):
+                line.event = .needsAttention
+                if case .retryLater = verdict.outcome, mode == .foreground {
+                    line.detail = "retries exhausted (\(reason)): " + line.detail
+                }
+                if verdict.conflict { summary.batches[subscriber.name.value, default: BatchTally()].conflicts += 1 }
+                settled.moves.append((verdict.item.entry, .needsAttention))
+                tally.needsAttention += 1
+                summary.needsAttention += 1
+                summary.attention.append(verdict.item.entry.description)
+            }
+            settled.lines.append(line)
+        }
+        summary.subscribers[subscriber.name.value] = tally
+        return settled
+    }
+
+    /// Each item's fate in a batch: the HTTP answer decides for all when it
+    /// is not 2xx; otherwise its entry in `results[]` does (`OK` sent,
+    /// `CONFLICT` needs attention, anything else or nothing: retried by the
+    /// round's rules). An atomic batch is one outcome for all.
+    static func batchVerdicts(
+        _ request: PendingRequest, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String
+    ) -> [ItemVerdict] {
+        guard case .delivered = outcome else {
+            return request.items.map { ItemVerdict(item: $0, outcome: outcome, conflict: false, detail: detail) }
+        }
+        guard let results = BatchBody.results(in: response.answer) else {
+            let missing = DeliveryOutcome.retryLater(reason: "the batch answer has no results[]", after: nil)
+            return request.items.map {
+                ItemVerdict(item: $0, outcome: missing, conflict: false, detail: "no results[] in the answer: " + detail)
+            }
+        }
+        let perItem = request.items.map { item -> ItemVerdict in
+            guard let result = results[item.entry.key.description] else {
+                let missing = DeliveryOutcome.retryLater(reason: "item missing from results[]", after: nil)
+                return ItemVerdict(item: item, outcome: missing, conflict: false, detail: "missing from results[]")
+            }
+            switch BatchItemStatus(result.status) {
+            case .ok:
+                return ItemVerdict(
+                    item: item, outcome: .delivered(status: response.status), conflict: false, detail: result.text)
+            case .conflict:
+                return ItemVerdict(
+                    item: item, outcome: .needsAttention(reason: "CONFLICT"), conflict: true, detail: result.text)
+            case .other(let status):
+                return ItemVerdict(
+                    item: item, outcome: .retryLater(reason: "item status \(status)", after: nil), conflict: false,
+                    detail: result.text)
+            }
+        }
+        guard request.subscriber.batch.atomic else { return perItem }
+        let allDelivered = perItem.allSatisfy { if case .delivered = $0.outcome { true } else { false } }
+        let anyConflict = perItem.contains { $0.conflict }
+        let combined: DeliveryOutcome =
+            allDelivered
+            ? .delivered(status: response.status)
+            : anyConflict
+                ? .needsAttention(reason: "CONFLICT (atomic batch: nothing was applied)")
+                : .retryLater(reason: "atomic batch not applied", after: nil)
+        return perItem.map { ItemVerdict(item: $0.item, outcome: combined, conflict: anyConflict, detail: $0.detail) }
+    }
+
+    /// The ledger's ninth column: the answer's first bytes, or the error.
+    /// The ledger redacts secrets (a subscriber that echoes its token) and
+    /// only then cuts it to 200 bytes.
+    static func detail(_ response: DeliveryResponse) -> String {
+        let text = String(decoding: response.answer, as: UTF8.self)
+        guard let error = response.error else { return text }
+        return error.message + (text.isEmpty ? "" : ": " + text)
+    }
+}

@@ -1,0 +1,158 @@
+import CCurl
+import Foundation
+import Testing
+
+@testable import CourierConfig
+@testable import CourierPosix
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierTransport
+
+/// A clock that moves only when the scripted transport says time passed.
+final class FakeClock {
+    private(set) var now = MonotonicInstant(nanoseconds: 1_000_000_000)
+    func advance(by duration: Duration) { now = now + max(duration, .zero) }
+}
+
+/// A transport that answers from a script, at once: no sockets, no sleeps.
+/// Each `collect` finishes up to `perCollect` of the started requests and
+/// moves the clock by a millisecond; with nothing started it moves the
+/// clock by the whole wait, as a real wait would.
+final class ScriptedTransport: Transport {
+    let clock: FakeClock
+    let perCollect: Int
+    /// The answer to a request; the Int counts the requests with its key so far.
+    let answer: (DeliveryRequest, Int) -> DeliveryResponse
+    private(set) var started: [DeliveryRequest] = []
+    private var pending: [(tag: Int, request: DeliveryRequest)] = []
+    private var counts: [String: Int] = [:]
+
+    init(clock: FakeClock, perCollect: Int = .max, answer: @escaping (DeliveryRequest, Int) -> DeliveryResponse) {
+        self.clock = clock
+        self.perCollect = perCollect
+        self.answer = answer
+    }
+
+    func start(_ request: DeliveryRequest, headers: [HTTPHeaderField], tag: Int) throws(CurlError) {
+        started.append(request)
+        pending.append((tag, request))
+    }
+
+    func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)] {
+        guard !pending.isEmpty else {
+            clock.advance(by: wait)
+            return []
+        }
+        clock.advance(by: .milliseconds(1))
+        let done = pending.prefix(perCollect)
+        pending.removeFirst(done.count)
+        return done.map { tag, request in
+            counts[request.key, default: 0] += 1
+            return (tag, answer(request, counts[request.key] ?? 1))
+        }
+    }
+
+    static func response(_ status: Int, _ body: String = "{}", error: CurlError? = nil) -> DeliveryResponse {
+        DeliveryResponse(
+            status: error == nil ? status : 0, error: error, retryAfter: nil, answer: Array(body.utf8),
+            duration: .milliseconds(1))
+    }
+}
+
+/// The delivery stage driven through a scripted transport and a fake clock:
+/// retries, batch halving and the group commit, without sockets or sleeps.
+@Suite struct DeliveryStageTests {
+    static func queue(_ spool: TemporarySpool, _ ids: [String], subscriber: String) throws {
+        for id in ids {
+            try spool.spool.deliverNewFile(
+                Array(#"{"id":"\#(id)","kind":"sleep"}"#.utf8), named: FileName("\(id)@\(subscriber).json"),
+                into: .queued)
+        }
+    }
+
+    static func pass(
+        _ spool: TemporarySpool, mode: RoundMode, transport: ScriptedTransport, ledger: Ledger? = nil
+    ) throws -> DeliveryPass {
+        let round = RoundID.make(at: .now())
+        return try DeliveryPass(
+            spool: spool.spool, configuration: spool.configuration,
+            ledger: ledger ?? Ledger(directory: spool.spool.ledgerDirectory), round: round, mode: mode,
+            summary: RoundSummary(round: round, mode: mode, started: .now()),
+            transport: { _ throws(CurlError) in transport }, clock: { transport.clock.now })
+    }
+
+    @Test("a foreground retry waits out its backoff on the round's clock")
+    func retriesWaitOutTheBackoff() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        spool.configuration.backoff = [.seconds(30), .seconds(60)]
+        try Self.queue(spool, ["r"], subscriber: "alpha")
+        let clock = FakeClock()
+        let started = clock.now
+        let transport = ScriptedTransport(clock: clock) { _, count in
+            ScriptedTransport.response(count == 1 ? 503 : 201)
+        }
+        let wall = MonotonicInstant.now()
+        let summary = try Self.pass(spool, mode: .foreground, transport: transport).run()
+
+        #expect(MonotonicInstant.now() - wall < .seconds(5), "no real waiting")
+        #expect(clock.now - started >= .seconds(30), "the second attempt waited for the first backoff step")
+        #expect(clock.now - started < .seconds(60))
+        #expect(transport.started.map(\.key) == ["r", "r"])
+        #expect(summary.sent == 1 && summary.retries == 1)
+        #expect(try spool.ledger().map(\.event) == [.retry, .sent])
+        #expect(try spool.names(in: .sent) == ["r@alpha.json"])
+    }
+
+    @Test("a background round never retries")
+    func backgroundRoundsTryOnce() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        try Self.queue(spool, ["b"], subscriber: "alpha")
+        let transport = ScriptedTransport(clock: FakeClock()) { _, _ in ScriptedTransport.response(503) }
+        let summary = try Self.pass(spool, mode: .background, transport: transport).run()
+        #expect(transport.started.count == 1)
+        #expect(summary.needsAttention == 1)
+        #expect(try spool.names(in: .needsAttention) == ["b@alpha.json"])
+    }
+
+    @Test("a batch that times out halves the batch size, and its retries go out at the new size")
+    func aTimedOutBatchIsHalved() throws {
+        var subscriber = TemporarySpool.subscriber("batchy", url: "http://127.0.0.1:9/", concurrency: 1)
+        subscriber.mode = .batch
+        subscriber.batch = BatchSettings(size: 8)
+        let spool = try TemporarySpool(subscribers: [subscriber])
+        try Self.queue(spool, (0..<8).map { "i\($0)" }, subscriber: "batchy")
+        let transport = ScriptedTransport(clock: FakeClock()) { request, _ in
+            let keys = BatchTests.keys(of: HTTPRequest(method: "POST", target: "/", headers: [], body: request.body))
+            if keys.count == 8 {
+                return ScriptedTransport.response(0, error: CurlError(CURLE_OPERATION_TIMEDOUT))
+            }
+            let results = keys.map { #"{"idempotency_key":"\#($0)","status":"OK"}"# }
+            return ScriptedTransport.response(200, #"{"results":[\#(results.joined(separator: ","))]}"#)
+        }
+        let summary = try Self.pass(spool, mode: .foreground, transport: transport).run()
+
+        let sizes = transport.started.map {
+            BatchTests.keys(of: HTTPRequest(method: "POST", target: "/", headers: [], body: $0.body)).count
+        }
+        #expect(sizes == [8, 4, 4])
+        #expect(summary.batches["batchy"]?.finalSize == 4)
+        #expect(try spool.names(in: .sent).count == 8)
+    }
+
+    @Test("finished items are committed in groups: every 10 ms while answers trickle in, not one by one")
+    func theGroupCommitWaitsForItsDelay() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        try Self.queue(spool, (0..<40).map { "g\($0)" }, subscriber: "alpha")
+        let writes = FaultPlan()
+        let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: writes)
+        // One answer per millisecond, with eight in flight.
+        let transport = ScriptedTransport(clock: FakeClock(), perCollect: 1) { _, _ in ScriptedTransport.response(201) }
+        let summary = try Self.pass(spool, mode: .background, transport: transport, ledger: ledger).run()
+
+        #expect(summary.sent == 40)
+        let commits = writes.counts[.write] ?? 0
+        #expect((4...6).contains(commits), "\(commits) ledger writes for 40 items arriving 1 ms apart")
+        #expect(try spool.names(in: .sent).count == 40)
+    }
+}
