@@ -61,72 +61,22 @@ public struct Record: Sendable {
         guard let top = JSONSplice.object(at: Self.firstNonSpace(bytes), in: bytes) else {
             return .failure(.notAnObject)
         }
-        // The last of a duplicated name wins, as in most parsers.
-        func field(_ name: String) -> [UInt8]? {
-            let wanted = Array(name.utf8)
-            return top.members.last { $0.name == wanted }.map { Array(bytes[$0.value]) }
+        let fields = RecordFields(bytes: bytes, members: top.members)
+        do throws(RecordProblem) {
+            let id = try fields.id()
+            let kind = try fields.kind()
+            let time = try fields.time()
+            let subscribers = try fields.subscribers()
+            let awaitRoute = try fields.awaitRoute()
+            let routeFor = try fields.routeFor()
+            if kind == RecordKind.route && routeFor == nil { throw .missingField("for") }
+            return .success(
+                Record(
+                    id: id, kind: kind, time: time, subscribers: subscribers, awaitRoute: awaitRoute,
+                    routeFor: routeFor, bytes: bytes))
+        } catch {
+            return .failure(error)
         }
-        func string(_ value: [UInt8]) -> String? { JSONValidator.decodeString(value) }
-
-        guard let rawID = field("id") else { return .failure(.missingField("id")) }
-        guard let idText = string(rawID) else { return .failure(.badField("id", "must be a string")) }
-        if let problem = RecordID.problem(with: idText) { return .failure(.badField("id", problem)) }
-        guard let id = RecordID(idText) else { return .failure(.badField("id", "is not an id")) }
-
-        guard let rawKind = field("kind") else { return .failure(.missingField("kind")) }
-        guard let kind = string(rawKind), RecordKind.isValid(kind) else {
-            return .failure(.badField("kind", "must be a word of 1–64 [A-Za-z0-9_-]"))
-        }
-
-        var time: Timestamp?
-        if let rawTime = field("time") {
-            guard let text = string(rawTime), let parsed = Timestamp(rfc3339: text) else {
-                return .failure(.badField("time", "must be an RFC 3339 time such as 2026-11-30T07:00:00Z"))
-            }
-            time = parsed
-        }
-
-        var subscribers: [SubscriberName]?
-        if let rawSubscribers = field("subscribers") {
-            let names = JSONSplice.arrayElements(rawSubscribers)
-            guard rawSubscribers.first == UInt8(ascii: "["), !names.isEmpty else {
-                return .failure(.badField("subscribers", "must be a non-empty list of names"))
-            }
-            var parsed: [SubscriberName] = []
-            for name in names {
-                guard let text = string(name), let subscriber = SubscriberName(text) else {
-                    return .failure(
-                        .badField(
-                            "subscribers",
-                            "\(String(decoding: name.prefix(80), as: UTF8.self)) is not a subscriber name"))
-                }
-                if !parsed.contains(subscriber) { parsed.append(subscriber) }
-            }
-            subscribers = parsed
-        }
-
-        var awaitRoute = false
-        if let rawAwait = field("awaitRoute") {
-            switch rawAwait {
-            case Array("true".utf8): awaitRoute = true
-            case Array("false".utf8): awaitRoute = false
-            default: return .failure(.badField("awaitRoute", "must be true or false"))
-            }
-        }
-
-        var routeFor: RecordID?
-        if let rawFor = field("for") {
-            guard let text = string(rawFor), let target = RecordID(text) else {
-                return .failure(.badField("for", "must be the id of a workout"))
-            }
-            routeFor = target
-        }
-        if kind == RecordKind.route && routeFor == nil { return .failure(.missingField("for")) }
-
-        return .success(
-            Record(
-                id: id, kind: kind, time: time, subscribers: subscribers, awaitRoute: awaitRoute, routeFor: routeFor,
-                bytes: bytes))
     }
 
     private static func firstNonSpace(_ bytes: [UInt8]) -> Int {
@@ -147,5 +97,76 @@ public struct Record: Sendable {
         let nsError = error as NSError
         let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
         return String(detail.prefix(120))
+    }
+}
+
+/// A record's top-level members, read one field at a time; each field's
+/// rule in one place. The last of a duplicated name wins, as in most parsers.
+private struct RecordFields {
+    let bytes: [UInt8]
+    let members: [JSONSplice.Member]
+
+    private func field(_ name: String) -> [UInt8]? {
+        let wanted = Array(name.utf8)
+        return members.last { $0.name == wanted }.map { Array(bytes[$0.value]) }
+    }
+
+    private func string(_ value: [UInt8]) -> String? { JSONValidator.decodeString(value) }
+
+    func id() throws(RecordProblem) -> RecordID {
+        guard let raw = field("id") else { throw .missingField("id") }
+        guard let text = string(raw) else { throw .badField("id", "must be a string") }
+        if let problem = RecordID.problem(with: text) { throw .badField("id", problem) }
+        guard let id = RecordID(text) else { throw .badField("id", "is not an id") }
+        return id
+    }
+
+    func kind() throws(RecordProblem) -> String {
+        guard let raw = field("kind") else { throw .missingField("kind") }
+        guard let kind = string(raw), RecordKind.isValid(kind) else {
+            throw .badField("kind", "must be a word of 1–64 [A-Za-z0-9_-]")
+        }
+        return kind
+    }
+
+    func time() throws(RecordProblem) -> Timestamp? {
+        guard let raw = field("time") else { return nil }
+        guard let text = string(raw), let time = Timestamp(rfc3339: text) else {
+            throw .badField("time", "must be an RFC 3339 time such as 2026-11-30T07:00:00Z")
+        }
+        return time
+    }
+
+    func subscribers() throws(RecordProblem) -> [SubscriberName]? {
+        guard let raw = field("subscribers") else { return nil }
+        let names = JSONSplice.arrayElements(raw)
+        guard raw.first == UInt8(ascii: "["), !names.isEmpty else {
+            throw .badField("subscribers", "must be a non-empty list of names")
+        }
+        var parsed: [SubscriberName] = []
+        for name in names {
+            guard let text = string(name), let subscriber = SubscriberName(text) else {
+                throw .badField(
+                    "subscribers", "\(String(decoding: name.prefix(80), as: UTF8.self)) is not a subscriber name")
+            }
+            if !parsed.contains(subscriber) { parsed.append(subscriber) }
+        }
+        return parsed
+    }
+
+    func awaitRoute() throws(RecordProblem) -> Bool {
+        switch field("awaitRoute") {
+        case nil, Array("false".utf8)?: return false
+        case Array("true".utf8)?: return true
+        default: throw .badField("awaitRoute", "must be true or false")
+        }
+    }
+
+    func routeFor() throws(RecordProblem) -> RecordID? {
+        guard let raw = field("for") else { return nil }
+        guard let text = string(raw), let target = RecordID(text) else {
+            throw .badField("for", "must be the id of a workout")
+        }
+        return target
     }
 }
