@@ -46,6 +46,20 @@ import Testing
                 "courier: fatal: \(directory.path)/courier.conf:2: [courier] settle: `soon` is not a duration"))
     }
 
+    @Test("status shows a broken configuration instead of hiding it, and still shows the spool")
+    func statusSaysWhenTheConfigurationIsBroken() throws {
+        let server = try LoopbackServer(status: 201)
+        let (directory, binary, config) = try Self.setUp(server: server)
+        try directory.write("[courier]\nsettle = soon\n", to: "broken.conf")
+        let result = try binary.run([
+            "--config", directory.path + "/broken.conf", "--spool", directory.path + "/spool", "status",
+        ])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("configuration: \(directory.path)/broken.conf:2"), "\(result.output)")
+        #expect(result.output.contains("queued"))
+        _ = config
+    }
+
     @Test func usageErrorsExit64() throws {
         let binary = try CourierBinary.locate()
         #expect(try binary.run(["frobnicate"]).status == 64)

@@ -8,9 +8,29 @@ import Foundation
 /// `courier status [--json]`: counts per state, needsAttention first, the
 /// last round, the next one.
 enum StatusCommand {
+    /// What status shows, gathered once for either form.
+    struct Report {
+        let spool: String
+        let counts: [SpoolState: Int]
+        /// The first 20 names in needsAttention/, sorted.
+        let attention: [String]
+        let last: RoundSummary?
+        let next: String?
+        let notifier: NotifierHealth?
+        let notifierText: String
+        let catalogs: [(SubscriberName, CatalogState)]
+        /// Why the configuration could not be read; status still shows the spool.
+        let configurationProblem: String?
+    }
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let json = arguments.flag("--json")
         try arguments.noPositionals("status")
+        let report = try gather(invocation)
+        if json { try printJSON(report, invocation.output) } else { printText(report, invocation.output) }
+    }
+
+    static func gather(_ invocation: Invocation) throws(CLIError) -> Report {
         let spool = try invocation.openSpool()
         let counts: [SpoolState: Int]
         do { counts = try spool.counts() } catch { throw .spool(error) }
@@ -22,88 +42,91 @@ enum StatusCommand {
         } catch {
             throw .spool(error)
         }
-        attention.sort()
-        let last = Round.lastSummary(in: spool)
-        let next = Schedule.nextBackgroundRound()
-        let notifier = Notifier.health(in: spool)
-        let configuration = try? invocation.configuration(readingSecrets: false)
-        let notifierText = Self.describe(notifier, configuration: configuration)
-        let catalogs = (configuration?.catalogs ?? []).map { ($0.name, CatalogState.load($0.name, in: spool)) }
-
-        if json {
-            var object: [String: Any] = [
-                "spool": spool.path,
-                "counts": Dictionary(uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
-                "needsAttention": attention,
-                "nextRound": next ?? NSNull(),
-                "notifications": notifierText,
-                "notificationsWorking": notifier?.working ?? NSNull(),
-                "batches": Dictionary(
-                    uniqueKeysWithValues: (last?.batches ?? [:]).map { name, tally in
-                        (
-                            name,
-                            [
-                                "batchSize": tally.finalSize, "batches": tally.batches, "items": tally.items,
-                                "conflicts": tally.conflicts, "conflictRate": tally.conflictRate,
-                            ] as [String: Any]
-                        )
-                    }),
-                "catalogs": Dictionary(
-                    uniqueKeysWithValues: catalogs.map { name, state in
-                        (
-                            name.value,
-                            [
-                                "version": state.since ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
-                                "syncDurationMs": state.lastDurationMilliseconds ?? NSNull(),
-                                "failures": state.failures,
-                            ] as [String: Any]
-                        )
-                    }),
-            ]
-            if let last, let data = try? JSONEncoder().encode(last),
-                let decoded = try? JSONSerialization.jsonObject(with: data)
-            {
-                object["lastRound"] = decoded
-            } else {
-                object["lastRound"] = NSNull()
-            }
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-                throw .io("unable to encode the status as JSON")
-            }
-            invocation.output.line(String(decoding: data, as: UTF8.self))
-            return
+        var configuration: Configuration?
+        var problem: String?
+        do { configuration = try invocation.configuration(readingSecrets: false) } catch {
+            problem = error.message ?? "the configuration cannot be read"
         }
+        let notifier = Notifier.health(in: spool)
+        return Report(
+            spool: spool.path, counts: counts, attention: attention.sorted(), last: Round.lastSummary(in: spool),
+            next: Schedule.nextBackgroundRound(), notifier: notifier,
+            notifierText: describe(notifier, configuration: configuration),
+            catalogs: (configuration?.catalogs ?? []).map { ($0.name, CatalogState.load($0.name, in: spool)) },
+            configurationProblem: problem)
+    }
 
-        let output = invocation.output
-        output.line("spool \(spool.path)")
-        output.table(SpoolState.attentionFirst.map { [$0.rawValue, String(counts[$0] ?? 0)] })
-        if !attention.isEmpty {
+    static func printJSON(_ report: Report, _ output: Output) throws(CLIError) {
+        var object: [String: Any] = [
+            "spool": report.spool,
+            "counts": Dictionary(uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, report.counts[$0] ?? 0) }),
+            "needsAttention": report.attention,
+            "nextRound": report.next ?? NSNull(),
+            "notifications": report.notifierText,
+            "notificationsWorking": report.notifier?.working ?? NSNull(),
+            "configurationProblem": report.configurationProblem ?? NSNull(),
+            "batches": Dictionary(
+                uniqueKeysWithValues: (report.last?.batches ?? [:]).map { name, tally in
+                    (
+                        name,
+                        [
+                            "batchSize": tally.finalSize, "batches": tally.batches, "items": tally.items,
+                            "conflicts": tally.conflicts, "conflictRate": tally.conflictRate,
+                        ] as [String: Any]
+                    )
+                }),
+            "catalogs": Dictionary(
+                uniqueKeysWithValues: report.catalogs.map { name, state in
+                    (
+                        name.value,
+                        [
+                            "version": state.since ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
+                            "syncDurationMs": state.lastDurationMilliseconds ?? NSNull(), "failures": state.failures,
+                        ] as [String: Any]
+                    )
+                }),
+        ]
+        object["lastRound"] = NSNull()
+        if let last = report.last, let data = try? JSONEncoder().encode(last),
+            let decoded = try? JSONSerialization.jsonObject(with: data)
+        {
+            object["lastRound"] = decoded
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+            throw .io("unable to encode the status as JSON")
+        }
+        output.line(String(decoding: data, as: UTF8.self))
+    }
+
+    static func printText(_ report: Report, _ output: Output) {
+        output.line("spool \(report.spool)")
+        if let problem = report.configurationProblem { output.line("configuration: \(problem)") }
+        output.table(SpoolState.attentionFirst.map { [$0.rawValue, String(report.counts[$0] ?? 0)] })
+        if !report.attention.isEmpty {
             output.line()
-            let more = (counts[.needsAttention] ?? 0) - attention.count
+            let more = (report.counts[.needsAttention] ?? 0) - report.attention.count
             output.line("needs attention (`courier why ENTRY` explains, `resend` or `ack` settles):")
-            for name in attention { output.line("  \(name)") }
+            for name in report.attention { output.line("  \(name)") }
             if more > 0 { output.line("  … and \(more) more: courier list needsAttention") }
         }
         output.line()
-        if let last {
+        if let last = report.last {
             output.line(
                 "last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
         } else {
             output.line("last round: none yet")
         }
-        if let next {
-            output.line("next background round: \(next) (courier.timer)")
-        } else {
-            output.line("next background round: none scheduled (no active courier.timer)")
-        }
+        output.line(
+            report.next.map { "next background round: \($0) (courier.timer)" }
+                ?? "next background round: none scheduled (no active courier.timer)")
         output.line("`courier send-now` sends at once.")
-        output.line("notifications: \(notifierText)")
-        for (name, tally) in (last?.batches ?? [:]).sorted(by: { $0.key < $1.key }) {
+        output.line("notifications: \(report.notifierText)")
+        for (name, tally) in (report.last?.batches ?? [:]).sorted(by: { $0.key < $1.key }) {
             output.line(
                 "batches to \(name): size \(tally.finalSize), \(tally.batches) batches, \(tally.items) items, "
                     + "\(tally.conflicts) conflicts in the last round")
         }
-        for (name, state) in catalogs {
+        for (name, state) in report.catalogs {
             let synced =
                 state.lastSuccess.map { "synced \($0) in \(state.lastDurationMilliseconds ?? 0) ms" } ?? "never synced"
             output.line(
