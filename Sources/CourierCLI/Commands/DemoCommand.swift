@@ -12,6 +12,40 @@ enum DemoCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         try arguments.noPositionals("demo")
         let output = invocation.output
+        let demo = try setUp()
+        output.line("== courier demo in \(demo.base)")
+        output.line(
+            "sinks: archive on \(demo.archive.address), coach on \(demo.coach.address); legacy is down (port \(demo.downPort))")
+        output.line()
+        try dropRecords(into: demo.spool, output)
+
+        output.line("== courier run --background")
+        let result: RoundResult
+        do {
+            result = try Round(spool: demo.spool, configuration: demo.configuration, mode: .background).run(wait: true)
+        } catch {
+            throw .round(error)
+        }
+        if case .ran(let summary) = result { output.line(RunCommand.describe(summary)) }
+        output.line()
+        show(demo, invocation)
+        demo.archive.stop()
+        demo.coach.stop()
+    }
+
+    /// A temporary directory with two sinks, a subscriber that is down, a
+    /// configuration for the three, and its spool.
+    private struct Demo {
+        let base: String
+        let archive: HTTPServer
+        let coach: HTTPServer
+        let downPort: UInt16
+        let configFile: String
+        let configuration: Configuration
+        let spool: Spool
+    }
+
+    private static func setUp() throws(CLIError) -> Demo {
         var template = Array("/tmp/courier-demo-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
             throw .io("unable to create a temporary directory: \(Errno.current)")
@@ -54,11 +88,12 @@ enum DemoCommand {
         }
         let spool: Spool
         do { spool = try Spool.create(at: configuration.spool) } catch { throw .spool(error) }
+        return Demo(
+            base: base, archive: archive, coach: coach, downPort: downPort, configFile: configFile,
+            configuration: configuration, spool: spool)
+    }
 
-        output.line("== courier demo in \(base)")
-        output.line(
-            "sinks: archive on \(archive.address), coach on \(coach.address); legacy is down (port \(downPort))")
-        output.line()
+    private static func dropRecords(into spool: Spool, _ output: Output) throws(CLIError) {
         output.line("== dropping records into spool/queued/ (tmp/ then rename, as a script would)")
         let records = [
             #"{"id":"sleep-2026-11-29","kind":"sleep","time":"2026-11-29T23:10:00Z","data":{"minutes":452,"score":81}}"#,
@@ -79,15 +114,12 @@ enum DemoCommand {
         }
         output.line("  queued/broken.json   (no id: it will need attention)")
         output.line()
+    }
 
-        output.line("== courier run --background")
-        let result: RoundResult
-        do { result = try Round(spool: spool, configuration: configuration, mode: .background).run(wait: true) } catch {
-            throw .round(error)
-        }
-        if case .ran(let summary) = result { output.line(RunCommand.describe(summary)) }
-        output.line()
-
+    /// What the round did, seen the ways a person would look at it.
+    private static func show(_ demo: Demo, _ invocation: Invocation) {
+        let output = invocation.output
+        let (spool, configuration, base, configFile) = (demo.spool, demo.configuration, demo.base, demo.configFile)
         let prefix = ["--config", configFile]
         output.line("== courier status")
         _ = CourierCommandLine.run(prefix + ["status"], environment: invocation.environment)
@@ -118,8 +150,6 @@ enum DemoCommand {
         output.line(
             "  courier --config \(configFile) resend sleep-2026-11-29@legacy   # legacy is still down: it comes back")
         output.line("  awk -F'\\t' '{print $5}' \(configuration.spool)/ledger/*.tsv | sort | uniq -c")
-        archive.stop()
-        coach.stop()
     }
 
     private static func startSink(at directory: String) throws(CLIError) -> HTTPServer {
