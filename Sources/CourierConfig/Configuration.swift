@@ -189,6 +189,9 @@ public struct Configuration: Sendable {
     /// How long a notifier may run before its process group is stopped.
     public var notifyTimeout: Duration = .seconds(30)
     public var retention: Duration
+    /// Six months of ledger and sent/ entries: long enough to answer "did it
+    /// go?" for anything a person still remembers.
+    public static let defaultRetention: Duration = .seconds(183 * 86_400)
     public var routeWait: Duration
     public var settle: Duration
     public var backgroundTimeout: Duration
@@ -225,7 +228,7 @@ public struct Configuration: Sendable {
         self.notifyCommand = nil
         // Six months: long enough to answer "did that reach them in
         // spring?", short enough that the ledger stays small.
-        self.retention = .seconds(183 * 86_400)
+        self.retention = Self.defaultRetention
         self.routeWait = .seconds(3600)
         // A plain `cp` of a large file can take a moment; 5 s of quiet
         // is the sign that it has finished.

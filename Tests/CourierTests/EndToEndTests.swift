@@ -60,6 +60,19 @@ import Testing
         _ = config
     }
 
+    @Test("prune with a configuration it cannot read stops with exit 78 rather than assume 183 days")
+    func pruneRefusesABrokenConfiguration() throws {
+        let server = try LoopbackServer(status: 201)
+        let (directory, binary, _) = try Self.setUp(server: server)
+        try directory.write("[courier]\nretention = soon\n", to: "broken.conf")
+        let result = try binary.run([
+            "--config", directory.path + "/broken.conf", "--spool", directory.path + "/spool", "prune", "--dry-run",
+        ])
+        #expect(result.status == 78, "\(result.output) \(result.error)")
+        let alone = try binary.run(["--spool", directory.path + "/spool", "prune", "--dry-run"], environment: ["COURIER_CONFIG": ""])
+        #expect(alone.status == 0, "without --config: found or default retention, \(alone.error)")
+    }
+
     @Test func usageErrorsExit64() throws {
         let binary = try CourierBinary.locate()
         #expect(try binary.run(["frobnicate"]).status == 64)

@@ -27,9 +27,13 @@ enum SinkCommand {
         }
         var secret: [UInt8]?
         if let secretFile {
-            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8),
-                let decoded = WebhookSigner.decodeSecret(text.trimmingSpaces)
-            else { throw .data("\(secretFile): expected `whsec_` followed by base64") }
+            let text: String
+            do { text = try String(contentsOfFile: secretFile, encoding: .utf8) } catch {
+                throw .io("unable to read \(secretFile): \(error.localizedDescription)")
+            }
+            guard let decoded = WebhookSigner.decodeSecret(text.trimmingSpaces) else {
+                throw .data("\(secretFile): expected `whsec_` followed by base64")
+            }
             secret = decoded
         }
         let sink: Sink
