@@ -128,7 +128,7 @@ import Testing
     /// kill -9 of `courier catalog sync` in the middle of paging, then a
     /// second run: it resumes from the saved cursor and ends with exactly
     /// the server's items.
-    @Test func aSyncKilledMidwayResumesWithoutLossOrRestart() throws {
+    @Test(.tags(.integration)) func aSyncKilledMidwayResumesWithoutLossOrRestart() throws {
         let (directory, spool, server, _) = try Self.setUp(count: 2000, pageSize: 100, delay: 40_000)
         let catalog = spool.configuration.catalogs[0]
         let config = directory.path + "/courier.conf"

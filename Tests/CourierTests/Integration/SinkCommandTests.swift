@@ -13,7 +13,7 @@ import Glibc
 import Testing
 
 /// `courier sink` as a person starts it, with its server limit.
-@Suite struct SinkCommandTests {
+@Suite(.tags(.integration)) struct SinkCommandTests {
     @Test("courier sink --max-connections caps the connections it serves")
     func maxConnections() throws {
         let directory = TemporaryDirectory("sink-cli")

@@ -13,7 +13,7 @@ import Glibc
 import Testing
 
 /// The built binary, driven the way a person or systemd drives it.
-@Suite(.serialized) struct EndToEndTests {
+@Suite(.serialized, .tags(.integration)) struct EndToEndTests {
     /// A config file aimed at `server`, and its spool, initialised by the binary.
     static func setUp(server: LoopbackServer, extra: String = "") throws -> (TemporaryDirectory, CourierBinary, String)
     {

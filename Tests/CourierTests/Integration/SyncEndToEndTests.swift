@@ -13,7 +13,7 @@ import Glibc
 import Testing
 
 /// docs/design.md §8 between two real processes: `courier` and `courier sink`.
-@Suite(.serialized) struct SyncEndToEndTests {
+@Suite(.serialized, .tags(.integration)) struct SyncEndToEndTests {
     @Test func batchesAndCatalogsBetweenCourierAndTheSink() throws {
         let directory = TemporaryDirectory("sync-e2e")
         let catalogs = try CatalogTests.makeCatalog(in: directory, count: 250)
