@@ -67,14 +67,15 @@ import Testing
     }
 
     @Test func refusedConnectionsNeedAttention() throws {
-        let closed = try HTTPServer { _ in .reset }
-        let url = "http://\(closed.address)/gone"
-        closed.stop()
+        // Bound and held, never listening: refused however busy the machine's ports are.
+        let refusing = try RefusingPort()
+        let url = "http://\(refusing.address)/gone"
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: url)])
         try spool.dropRecord(id: "r-1")
         try spool.runRound()
         #expect(try spool.names(in: .needsAttention) == ["r-1@alpha.json"])
         #expect(try spool.ledger().last?.detail.contains("onnect") == true)
+        withExtendedLifetime(refusing) {}
     }
 
     @Test func everyHeaderIsSentAndTheBodyIsUnchanged() throws {

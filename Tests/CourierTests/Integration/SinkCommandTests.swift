@@ -17,27 +17,16 @@ import Testing
     @Test("courier sink --max-connections caps the connections it serves")
     func maxConnections() throws {
         let directory = TemporaryDirectory("sink-cli")
-        let probe = try HTTPServer { _ in .reset }
-        let port = probe.port
-        probe.stop()
-        let sink = try CourierBinary.locate().start([
-            "sink", "--listen", "127.0.0.1:\(port)", "--dir", directory.path, "--max-connections", "1",
-        ])
-        sink.standardError = FileHandle.nullDevice
-        try sink.run()
+        let (sink, port) = try CourierBinary.locate().startSink(
+            ["--dir", directory.path + "/sink", "--max-connections", "1"], errors: directory.path + "/sink.log")
         defer {
             sink.terminate()
             sink.waitUntilExit()
         }
-        var holder: RawClient?
-        for _ in 0..<100 where holder == nil {
-            holder = try? RawClient(port: port)
-            if holder == nil { usleep(20_000) }
-        }
-        #expect(holder != nil, "the sink did not start listening")
+        let holder = try RawClient(port: port)
         // The holder's connection is being served once its first request is.
-        holder?.send(HTTPServerLimitTests.record("first", close: false))
-        #expect(holder?.answer(within: .seconds(2)).hasPrefix("HTTP/1.1 201 ") == true)
+        holder.send(HTTPServerLimitTests.record("first", close: false))
+        #expect(holder.answer(within: .seconds(2)).hasPrefix("HTTP/1.1 201 "))
         let late = try RawClient(port: port)
         late.send(HTTPServerLimitTests.record("late"))
         let answer = late.answer(within: .seconds(2))

@@ -59,8 +59,9 @@ import Testing
             ], in: directory)
     }
 
-    /// A small Python HTTPS server with this certificate on a free loopback
-    /// port; it answers POSTs 201 and appends each request's path to `received`.
+    /// A small Python HTTPS server with this certificate on a loopback port
+    /// the kernel picks (and the script prints); it answers POSTs 201 and
+    /// appends each request's path to `received`.
     static let serverScript = """
         import http.server, ssl, sys
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -74,29 +75,37 @@ import Testing
                 self.wfile.write(b"{}")
             def log_message(self, *args):
                 pass
-        server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(sys.argv[2], sys.argv[3])
+        context.load_cert_chain(sys.argv[1], sys.argv[2])
         server.socket = context.wrap_socket(server.socket, server_side=True)
-        print("ready", flush=True)
+        sys.stdout.write("ready %d\\n" % server.server_address[1])
+        sys.stdout.flush()
         server.serve_forever()
         """
 
     static func server(cert: String, key: String, in directory: String) throws -> (Process, UInt16) {
-        let probe = try HTTPServer { _ in .reset }
-        let port = probe.port
-        probe.stop()
         try serverScript.write(toFile: directory + "/server.py", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "server.py", String(port), cert, key]
+        process.arguments = ["python3", "server.py", cert, key]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         let ready = Pipe()
         process.standardOutput = ready
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Wait for "ready": the socket is listening.
-        _ = ready.fileHandleForReading.availableData
+        // "ready PORT": the socket is listening, on a port no other test can have.
+        var line = ""
+        while !line.contains("\n") {
+            let more = ready.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            line += String(decoding: more, as: UTF8.self)
+        }
+        guard line.hasPrefix("ready "), let port = UInt16(String(line.dropFirst(6)).trimmingSpaces) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw TestFailure("the TLS server did not start: \(line)")
+        }
         return (process, port)
     }
 
