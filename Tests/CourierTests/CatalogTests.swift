@@ -29,14 +29,14 @@ import Testing
         return directory.path + "/catalogs"
     }
 
-    static func setUp(count: Int, pageSize: Int = 200, delay: UInt32 = 0) throws
+    static func setUp(count: Int, pageSize: Int = 200, gate: RequestGate? = nil) throws
         -> (TemporaryDirectory, TemporarySpool, LoopbackServer, Sink)
     {
         let directory = TemporaryDirectory("catalog")
         let catalogs = try makeCatalog(in: directory, count: count)
         let sink = try Sink(directory: directory.path + "/sink", catalogs: catalogs)
         let server = try LoopbackServer { request, _ in
-            if delay > 0 { usleep(delay) }
+            gate?.pass()
             if case .respond(let response) = sink.handle(request) { return .respond(response) }
             return .reset
         }
@@ -129,7 +129,11 @@ import Testing
     /// second run: it resumes from the saved cursor and ends with exactly
     /// the server's items.
     @Test(.tags(.integration)) func aSyncKilledMidwayResumesWithoutLossOrRestart() throws {
-        let (directory, spool, server, _) = try Self.setUp(count: 2000, pageSize: 100, delay: 40_000)
+        // The server holds the fifth page until the kill: four pages are in,
+        // the fifth is in flight, on any machine.
+        let gate = RequestGate()
+        gate.hold(after: 5)
+        let (directory, spool, server, _) = try Self.setUp(count: 2000, pageSize: 100, gate: gate)
         let catalog = spool.configuration.catalogs[0]
         let config = directory.path + "/courier.conf"
         try directory.write(
@@ -140,16 +144,14 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Kill it once a few of the 20 pages have been served (however slow
-        // the machine or the build is).
-        let deadline = MonotonicInstant.now() + .seconds(30)
-        while server.requests.count < 4 && MonotonicInstant.now() < deadline { usleep(5_000) }
+        #expect(gate.waitUntilHolding(), "the sync never asked for page five")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        gate.open()
         let interrupted = CatalogState.load(catalog.name, in: spool.spool)
         #expect(interrupted.syncing != nil, "the kill landed after the sync finished: the test proved nothing")
         let pagesBefore = server.requests.count
-        #expect(pagesBefore > 1 && pagesBefore < 20)
+        #expect(pagesBefore == 5)
 
         let resumed = try binary.run(["--config", config, "catalog", "sync"])
         #expect(resumed.status == 0, "\(resumed.error)")

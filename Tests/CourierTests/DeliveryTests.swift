@@ -180,7 +180,10 @@ import Testing
         let gate = ConcurrencyGauge()
         let server = try LoopbackServer { _, _ in
             gate.enter()
-            usleep(30_000)
+            // The first requests wait for one another: three in flight at
+            // once is then certain if courier allows it, whatever the load.
+            gate.awaitPeak(3, within: .seconds(10))
+            usleep(10_000)
             gate.leave()
             return .respond(.json(200, "{}"))
         }
@@ -278,5 +281,11 @@ final class ConcurrencyGauge: Sendable {
 
     func leave() {
         counts.withLock { $0.current -= 1 }
+    }
+
+    /// Waits until `peak` handlers have been in at once, or `timeout` passed.
+    func awaitPeak(_ peak: Int, within timeout: Duration) {
+        let deadline = MonotonicInstant.now() + timeout
+        while self.peak < peak && MonotonicInstant.now() < deadline { usleep(1_000) }
     }
 }
