@@ -169,7 +169,8 @@ package struct Intake {
         }
         for entry in entries { planned[entry] = bytes }
         return Accepted(
-            name: name, file: file, record: record, target: record.awaitRoute ? .awaitingRoute : .queued, entries: entries,
+            name: name, file: file, record: record, target: record.awaitRoute ? .awaitingRoute : .queued,
+            entries: entries,
             duplicates: duplicates)
     }
 
