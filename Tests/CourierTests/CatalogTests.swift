@@ -1,16 +1,17 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// docs/design.md §8 catalogs: delta pages from the sink into spool/catalogs/NAME/.
 @Suite(.serialized) struct CatalogTests {
@@ -43,7 +44,8 @@ import Testing
         let spool = try TemporarySpool(subscribers: [])
         spool.configuration.catalogs = [
             Catalog(
-                name: SubscriberName("products")!, url: "http://\(server.server.address)/catalogs/products",
+                name: try TemporarySpool.subscriberName("products"),
+                url: "http://\(server.server.address)/catalogs/products",
                 pageSize: pageSize,
                 ackURL: "http://\(server.server.address)/sync/ack")
         ]

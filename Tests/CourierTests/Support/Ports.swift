@@ -1,6 +1,7 @@
-@testable import CourierPosix
 import Foundation
 import Glibc
+
+@testable import CourierPosix
 
 /// A loopback port that refuses connections, for as long as this value
 /// lives: bound, never listening. A port that was bound and closed again
