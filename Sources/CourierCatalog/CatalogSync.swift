@@ -163,7 +163,9 @@ public struct CatalogSync {
             try HTTPHeaderField(name: "Courier-Session", value: session.value),
             try HTTPHeaderField(name: "Accept", value: "application/json"),
         ]
-        if let token = catalog.token { fields.append(try HTTPHeaderField(name: "Authorization", value: "Bearer \(token)")) }
+        if let token = catalog.token {
+            fields.append(try HTTPHeaderField(name: "Authorization", value: "Bearer \(token)"))
+        }
         return fields
     }
 

@@ -14,7 +14,8 @@ public enum HeaderFieldError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String {
         switch self {
-        case .badName(let name): return "`\(name.prefix(64))` is not a header name (letters, digits and !#$%&'*+-.^_`|~)"
+        case .badName(let name):
+            return "`\(name.prefix(64))` is not a header name (letters, digits and !#$%&'*+-.^_`|~)"
         case .controlByte(let name, let byte):
             return "the value for \(name) holds a control byte (0x\(String(byte, radix: 16))); "
                 + "CR, LF, NUL and other controls would let it add or split headers"

@@ -33,7 +33,8 @@ final class DeliveryPass {
     init(
         spool: Spool, configuration: Configuration, ledger: Ledger, round: RoundID, mode: RoundMode,
         summary: RoundSummary, log: EventLog = .silent,
-        transport makeTransport: @escaping (Duration) throws(CurlError) -> any Transport = { timeout throws(CurlError) in
+        transport makeTransport: @escaping (Duration) throws(CurlError) -> any Transport = {
+            timeout throws(CurlError) in
             try HTTPClient(timeout: timeout)
         },
         clock: @escaping () -> MonotonicInstant = MonotonicInstant.now
@@ -108,7 +109,11 @@ final class DeliveryPass {
         while launched {
             launched = false
             try feed.fill(
-                while: { configuration.subscribers.contains { hasFreeSlot($0) && feed.waiting(for: $0.name) < wanted(by: $0) } },
+                while: {
+                    configuration.subscribers.contains {
+                        hasFreeSlot($0) && feed.waiting(for: $0.name) < wanted(by: $0)
+                    }
+                },
                 isConfigured: { configuration.subscriber(named: $0) != nil },
                 unconfigured: { entry throws(RoundError) in
                     if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }

@@ -150,7 +150,8 @@ package struct Intake {
                 entries.append(entry)
                 continue
             }
-            guard existing.bytes == record.bytes || Self.isSameWorkout(record.bytes, withRouteIn: existing.bytes, record)
+            guard
+                existing.bytes == record.bytes || Self.isSameWorkout(record.bytes, withRouteIn: existing.bytes, record)
             else {
                 try flag(
                     name,

@@ -102,7 +102,8 @@ struct RouteStep {
         switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
         case .vanished: return true
         case .refused(let reason):
-            try setAside(entry, from: state, reason: "cannot attach the route: the workout is \(reason)", report: &report)
+            try setAside(
+                entry, from: state, reason: "cannot attach the route: the workout is \(reason)", report: &report)
             return false
         case .read(let bytes): workout = bytes
         }
@@ -168,7 +169,9 @@ struct RouteStep {
         for (id, entries) in found {
             for entry in entries {
                 // One that cannot be read is left for delivery to set aside.
-                guard case .read(let bytes) = spool.readChecked(entry.fileName, in: .queued, limit: configuration.maxRecordSize)
+                guard
+                    case .read(let bytes) = spool.readChecked(
+                        entry.fileName, in: .queued, limit: configuration.maxRecordSize)
                 else { continue }
                 let hasRoute =
                     JSONSplice.value(of: "data", in: bytes).flatMap { data in

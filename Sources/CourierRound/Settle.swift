@@ -113,7 +113,8 @@ struct Settler {
         guard let results = BatchBody.results(in: response.answer) else {
             let missing = DeliveryOutcome.retryLater(reason: "the batch answer has no results[]", after: nil)
             return request.items.map {
-                ItemVerdict(item: $0, outcome: missing, conflict: false, detail: "no results[] in the answer: " + detail)
+                ItemVerdict(
+                    item: $0, outcome: missing, conflict: false, detail: "no results[] in the answer: " + detail)
             }
         }
         let perItem = request.items.map { item -> ItemVerdict in

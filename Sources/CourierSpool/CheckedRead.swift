@@ -48,9 +48,9 @@ extension Spool {
                 return (.refused(Self.tooLarge(bytes.count, limit: limit)), nil)
             }
             return (.read(bytes), file)
-        } catch where error == .noSuchFile {
+        } catch let error where error == .noSuchFile {
             return (.vanished, nil)
-        } catch where error == Errno(ELOOP) {
+        } catch let error where error == Errno(ELOOP) {
             return (.refused("not a regular file (symbolic link); it was not followed or read"), nil)
         } catch {
             return (.refused("unreadable: \(error)"), nil)

@@ -14,7 +14,9 @@ public final class Ledger {
     private let faults: FaultPlan?
     private let redactor: Redactor
 
-    public init(directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()) {
+    public init(
+        directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()
+    ) {
         self.directory = directory
         self.log = log
         self.faults = faults

@@ -1,24 +1,25 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// docs/design.md §8: batch subscribers, optimistic concurrency, and the sink's side.
 @Suite struct BatchTests {
     static func batchSubscriber(
         _ url: String, size: Int = 100, atomic: Bool = false, gzip: Bool = false, maxBytes: Int = 2 << 20
     )
-        -> Subscriber
+        throws -> Subscriber
     {
-        var subscriber = TemporarySpool.subscriber("batchy", url: url, concurrency: 1)
+        var subscriber = try TemporarySpool.subscriber("batchy", url: url, concurrency: 1)
         subscriber.mode = .batch
         subscriber.batch = BatchSettings(size: size, atomic: atomic, maxBytes: maxBytes)
         subscriber.gzip = gzip
@@ -165,7 +166,7 @@ import Testing
         let sinkDirectory = TemporaryDirectory("sink")
         let sink = try Sink(directory: sinkDirectory.path)
         let log = try LoopbackServer(forwardingTo: sink)
-        var single = TemporarySpool.subscriber("zipped", url: log.url)
+        var single = try TemporarySpool.subscriber("zipped", url: log.url)
         single.gzip = true
         let spool = try TemporarySpool(subscribers: [
             single, Self.batchSubscriber("http://\(log.server.address)/transactions/batch", gzip: true),

@@ -117,7 +117,7 @@ final class ScriptedTransport: Transport {
 
     @Test("a batch that times out halves the batch size, and its retries go out at the new size")
     func aTimedOutBatchIsHalved() throws {
-        var subscriber = TemporarySpool.subscriber("batchy", url: "http://127.0.0.1:9/", concurrency: 1)
+        var subscriber = try TemporarySpool.subscriber("batchy", url: "http://127.0.0.1:9/", concurrency: 1)
         subscriber.mode = .batch
         subscriber.batch = BatchSettings(size: 8)
         let spool = try TemporarySpool(subscribers: [subscriber])

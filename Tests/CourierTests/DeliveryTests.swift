@@ -1,15 +1,16 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// docs/design.md §3 through real rounds against a loopback server.
 @Suite struct DeliveryTests {
@@ -67,14 +68,15 @@ import Testing
     }
 
     @Test func refusedConnectionsNeedAttention() throws {
-        let closed = try HTTPServer { _ in .reset }
-        let url = "http://\(closed.address)/gone"
-        closed.stop()
+        // Bound and held, never listening: refused however busy the machine's ports are.
+        let refusing = try RefusingPort()
+        let url = "http://\(refusing.address)/gone"
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: url)])
         try spool.dropRecord(id: "r-1")
         try spool.runRound()
         #expect(try spool.names(in: .needsAttention) == ["r-1@alpha.json"])
         #expect(try spool.ledger().last?.detail.contains("onnect") == true)
+        withExtendedLifetime(refusing) {}
     }
 
     @Test func everyHeaderIsSentAndTheBodyIsUnchanged() throws {
@@ -179,7 +181,10 @@ import Testing
         let gate = ConcurrencyGauge()
         let server = try LoopbackServer { _, _ in
             gate.enter()
-            usleep(30_000)
+            // The first requests wait for one another: three in flight at
+            // once is then certain if courier allows it, whatever the load.
+            gate.awaitPeak(3, within: .seconds(10))
+            usleep(10_000)
             gate.leave()
             return .respond(.json(200, "{}"))
         }
@@ -277,5 +282,11 @@ final class ConcurrencyGauge: Sendable {
 
     func leave() {
         counts.withLock { $0.current -= 1 }
+    }
+
+    /// Waits until `peak` handlers have been in at once, or `timeout` passed.
+    func awaitPeak(_ peak: Int, within timeout: Duration) {
+        let deadline = MonotonicInstant.now() + timeout
+        while self.peak < peak && MonotonicInstant.now() < deadline { usleep(1_000) }
     }
 }

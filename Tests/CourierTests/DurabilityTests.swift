@@ -1,16 +1,17 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// A dropped file's bytes are on disk before it becomes an entry, the
 /// ledger ends in whole lines after any failure, and intake's memory is
@@ -69,7 +70,9 @@ import Testing
         let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: faults)
         try ledger.append(Self.line("kept"))
         let before = try String(contentsOfFile: try Self.dayFile(spool), encoding: .utf8)
-        #expect(throws: SpoolError.self) { try ledger.append([Self.line("one"), Self.line("two"), Self.line("three")]) }
+        #expect(throws: SpoolError.self) {
+            try ledger.append([Self.line("one"), Self.line("two"), Self.line("three")])
+        }
         let after = try String(contentsOfFile: try Self.dayFile(spool), encoding: .utf8)
         #expect(after == before)
         #expect(after.hasSuffix("\n"))

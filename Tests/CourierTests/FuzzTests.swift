@@ -1,16 +1,16 @@
 import Foundation
 import Testing
 
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
 @testable import CourierCatalog
-@testable import CourierSink
+@testable import CourierConfig
 @testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// A seeded generator of hostile input, 100,000 cases per parser: every
 /// case must end in a value or a named refusal, never a crash, and the
@@ -67,6 +67,8 @@ import Testing
         var random = Generator(state: 0x5EED_C0FF_EE00_0001)
         var accepted = 0
         var disagreements: [String] = []
+        var misread: [String] = []
+        var refusedRecords: [String] = []
         for index in 0..<100_000 {
             let input = index < Self.seeds.count ? Self.seeds[index] : Self.mutate(random.pick(Self.seeds), &random)
             let valid = JSONValidator.isValid(input)
@@ -83,16 +85,33 @@ import Testing
             {
                 disagreements.append(String(decoding: input, as: UTF8.self))
             }
+            // Foundation reads the fields too, so that what courier takes
+            // from the bytes (the id, the kind) is checked by a second reader,
+            // not by the code that produced it.
+            let object = valid ? (try? JSONSerialization.jsonObject(with: Data(input))) as? [String: Any] : nil
             switch Record.parse(input, maximumSize: 1 << 20) {
             case .success(let record):
                 accepted += 1
-                #expect(valid)
-                #expect(RecordID(record.id.value) != nil)
+                if object?["id"] as? String != record.id.value || object?["kind"] as? String != record.kind,
+                    misread.count < 5
+                {
+                    misread.append("\(String(decoding: input, as: UTF8.self)) → \(record.id.value), \(record.kind)")
+                }
             case .failure(let problem):
-                #expect(!problem.description.isEmpty)
+                // An object with a good id and kind and none of the fields
+                // with rules of their own is a record: courier must take it.
+                if let object, let id = object["id"] as? String, let kind = object["kind"] as? String,
+                    RecordID.problem(with: id) == nil, RecordKind.isValid(kind), kind != RecordKind.route,
+                    ["time", "subscribers", "awaitRoute", "for"].allSatisfy({ object[$0] == nil }),
+                    refusedRecords.count < 5
+                {
+                    refusedRecords.append("\(String(decoding: input, as: UTF8.self)): \(problem)")
+                }
             }
         }
-        #expect(disagreements.isEmpty, "\(disagreements)")
+        #expect(disagreements.isEmpty, "courier took as JSON what Foundation refused: \(disagreements)")
+        #expect(misread.isEmpty, "courier read another id or kind than Foundation: \(misread)")
+        #expect(refusedRecords.isEmpty, "courier refused records: \(refusedRecords)")
         #expect(accepted > 100, "the generator hardly reached valid records: \(accepted)")
     }
 

@@ -1,16 +1,16 @@
 import Foundation
 import Testing
 
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
 @testable import CourierCatalog
-@testable import CourierSink
+@testable import CourierConfig
 @testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// RFC 9112's framing rules, checked on the wire: a request whose length or
 /// header lines a proxy in front could read differently is refused, and the

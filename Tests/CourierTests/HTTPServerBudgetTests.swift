@@ -2,16 +2,16 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
 @testable import CourierCatalog
-@testable import CourierSink
+@testable import CourierConfig
 @testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// Slow uploads cannot take the sink's memory: every request's bytes are
 /// reserved against one cap for all connections before they are read.

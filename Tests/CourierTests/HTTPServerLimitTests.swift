@@ -2,16 +2,16 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
 @testable import CourierCatalog
-@testable import CourierSink
+@testable import CourierConfig
 @testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// The sink is a server and behaves like one: a bounded number of
 /// connections, deadlines that do not restart per byte, and a cap on the

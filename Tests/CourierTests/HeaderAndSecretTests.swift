@@ -1,15 +1,16 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// Values that become headers are checked once before any request is
 /// built, and secrets never reach the ledger, whatever an answer echoes.
@@ -33,7 +34,9 @@ import Testing
         #expect(reasons.allSatisfy { $0.contains("If-Match") && $0.contains("control") }, "\(reasons)")
     }
 
-    @Test("a header value with a control byte cannot be made", arguments: ["a\rb", "a\nb", "a\u{0}b", "a\u{7F}b", "a\u{1B}b"])
+    @Test(
+        "a header value with a control byte cannot be made",
+        arguments: ["a\rb", "a\nb", "a\u{0}b", "a\u{7F}b", "a\u{1B}b"])
     func headerFieldsRefuseControlBytes(_ value: String) {
         #expect(throws: HeaderFieldError.self) { try HTTPHeaderField(name: "X-Test", value: value) }
         #expect(throws: HeaderFieldError.self) { try HTTPHeaderField(name: "X Test", value: "fine") }
@@ -87,7 +90,7 @@ import Testing
             }
             return .respond(.json(200, #"{"results":[\#(results.joined(separator: ","))]}"#))
         }
-        var subscriber = BatchTests.batchSubscriber(server.url)
+        var subscriber = try BatchTests.batchSubscriber(server.url)
         subscriber = Subscriber(name: subscriber.name, url: subscriber.url, token: token, concurrency: 1)
         subscriber.mode = .batch
         let spool = try TemporarySpool(subscribers: [subscriber])
@@ -136,7 +139,8 @@ import Testing
         let server = try LoopbackServer { request, _ in
             let auth = request.header("authorization") ?? ""
             let encoded = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            return .respond(.json(500, "auth=\(auth) enc=\(encoded) json=\(token.replacingOccurrences(of: "/", with: "\\/"))"))
+            return .respond(
+                .json(500, "auth=\(auth) enc=\(encoded) json=\(token.replacingOccurrences(of: "/", with: "\\/"))"))
         }
         let url = server.url.replacingOccurrences(of: "http://", with: "http://user:p%40ssword@")
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: url)])

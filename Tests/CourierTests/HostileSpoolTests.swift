@@ -1,16 +1,17 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// What a careless or hostile writer of `queued/` can leave there, and a
 /// person moving things while a round runs: one bad item never stops the
@@ -41,7 +42,8 @@ import Testing
         #expect(symlink(outside.path + "/secret.json", queued + "link@alpha.json") == 0)
         #expect(mkfifo(queued + "fifo@alpha.json", 0o644) == 0)
         #expect(mkdir(queued + "folder@alpha.json", 0o755) == 0)
-        try spool.drop(#"{"id":"big","kind":"sleep","pad":""# + String(repeating: "x", count: 300) + #""}"#,
+        try spool.drop(
+            #"{"id":"big","kind":"sleep","pad":""# + String(repeating: "x", count: 300) + #""}"#,
             as: "big@alpha.json")
         #expect(link(outside.path + "/secret.json", queued + "hard@alpha.json") == 0)
         try spool.dropRecord(id: "good")

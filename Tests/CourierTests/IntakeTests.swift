@@ -1,16 +1,17 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// Files dropped into queued/ under any name, good and bad.
 @Suite struct IntakeTests {
@@ -18,8 +19,8 @@ import Testing
         TemporarySpool, LoopbackServer
     ) {
         let server = try LoopbackServer(status: 201)
-        let subscribers = kinds.keys.sorted().map { name in
-            TemporarySpool.subscriber(name, url: server.url, kinds: kinds[name] ?? nil)
+        let subscribers = try kinds.keys.sorted().map { name in
+            try TemporarySpool.subscriber(name, url: server.url, kinds: kinds[name] ?? nil)
         }
         let spool = try TemporarySpool(subscribers: subscribers)
         spool.companions.append(server)

@@ -1,22 +1,23 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// copy, backfill and prune, on real spools.
 @Suite struct OperationsTests {
     static func spool(names: [String] = ["alpha", "beta"]) throws -> (TemporarySpool, LoopbackServer) {
         let server = try LoopbackServer(status: 201)
         let spool = try TemporarySpool(
-            subscribers: names.map { TemporarySpool.subscriber($0, url: server.url, kinds: ["sleep"]) })
+            subscribers: names.map { try TemporarySpool.subscriber($0, url: server.url, kinds: ["sleep"]) })
         spool.companions.append(server)
         return (spool, server)
     }

@@ -1,16 +1,16 @@
 import Foundation
 import Testing
 
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
 @testable import CourierCatalog
-@testable import CourierSink
+@testable import CourierConfig
 @testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// With a signing secret the sink stores nothing the signature does not
 /// cover: the signature covers webhook-id, the timestamp and the body, so
@@ -93,9 +93,9 @@ import Testing
         let server = try HTTPServer(handler: sink.handle)
         server.start()
         defer { server.stop() }
-        var single = TemporarySpool.subscriber("single", url: "http://\(server.address)/records")
+        var single = try TemporarySpool.subscriber("single", url: "http://\(server.address)/records")
         single.signingSecret = Self.secret
-        var batch = BatchTests.batchSubscriber("http://\(server.address)/transactions/batch")
+        var batch = try BatchTests.batchSubscriber("http://\(server.address)/transactions/batch")
         batch.signingSecret = Self.secret
         let spool = try TemporarySpool(subscribers: [single, batch])
         for id in ["s-1", "s-2"] { try spool.dropRecord(id: id) }

@@ -15,7 +15,8 @@ enum DemoCommand {
         let demo = try setUp()
         output.line("== courier demo in \(demo.base)")
         output.line(
-            "sinks: archive on \(demo.archive.address), coach on \(demo.coach.address); legacy is down (port \(demo.downPort))")
+            "sinks: archive on \(demo.archive.address), coach on \(demo.coach.address); legacy is down (port \(demo.downPort))"
+        )
         output.line()
         try dropRecords(into: demo.spool, output)
 

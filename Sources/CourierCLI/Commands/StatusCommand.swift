@@ -59,7 +59,8 @@ enum StatusCommand {
     static func printJSON(_ report: Report, _ output: Output) throws(CLIError) {
         var object: [String: Any] = [
             "spool": report.spool,
-            "counts": Dictionary(uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, report.counts[$0] ?? 0) }),
+            "counts": Dictionary(
+                uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, report.counts[$0] ?? 0) }),
             "needsAttention": report.attention,
             "nextRound": report.next ?? NSNull(),
             "notifications": report.notifierText,

@@ -40,6 +40,32 @@ struct CourierBinary {
             error: String(decoding: err, as: UTF8.self))
     }
 
+    /// Starts `courier sink` on a port the kernel picks (`--listen
+    /// 127.0.0.1:0`), and returns once it listens, with that port: no other
+    /// process can have taken it, as one found free and closed again could
+    /// be. Standard error goes to `errors`, where the sink says its address.
+    func startSink(_ arguments: [String], errors: String) throws -> (Process, UInt16) {
+        guard FileManager.default.createFile(atPath: errors, contents: nil) else {
+            throw TestFailure("cannot create \(errors)")
+        }
+        let sink = start(["sink", "--listen", "127.0.0.1:0"] + arguments)
+        sink.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        sink.standardOutput = FileHandle.nullDevice
+        try sink.run()
+        do {
+            let line = try awaitLine(containing: "sink listening on 127.0.0.1:", in: errors)
+            let address = line.split(separator: " ").first { $0.hasPrefix("127.0.0.1:") } ?? ""
+            guard let port = UInt16(address.dropFirst("127.0.0.1:".count).prefix { $0 != "," }) else {
+                throw TestFailure("no port in “\(line)”")
+            }
+            return (sink, port)
+        } catch {
+            sink.terminate()
+            sink.waitUntilExit()
+            throw error
+        }
+    }
+
     func start(_ arguments: [String], environment: [String: String] = [:]) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

@@ -1,13 +1,13 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
 @testable import CourierCatalog
-@testable import CourierSink
+@testable import CourierConfig
 @testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// The tests' HTTP server on 127.0.0.1: answers by a script and records
 /// every request it got, in order.

@@ -33,9 +33,11 @@ enum Shell {
         return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
 
+    /// Whether `program` is on PATH (where `run` finds it, through env) or
+    /// in the sbin folders a user's PATH may lack.
     static func exists(_ program: String) -> Bool {
-        ["/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/"].contains {
-            FileManager.default.isExecutableFile(atPath: $0 + program)
-        }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let folders = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"]
+        return folders.contains { FileManager.default.isExecutableFile(atPath: $0 + "/" + program) }
     }
 }

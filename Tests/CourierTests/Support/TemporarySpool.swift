@@ -1,14 +1,15 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
 
 /// A real spool in a temporary directory, with helpers to drop records and
 /// look at where things are.
@@ -36,10 +37,16 @@ final class TemporarySpool {
     static func subscriber(
         _ name: String, url: String, kinds: Set<String>? = nil, token: String? = nil,
         headers: [HTTPHeaderField] = [], concurrency: Int = 8
-    ) -> Subscriber {
+    ) throws -> Subscriber {
         Subscriber(
-            name: SubscriberName(name)!, url: url, kinds: kinds, token: token, headers: headers,
+            name: try subscriberName(name), url: url, kinds: kinds, token: token, headers: headers,
             concurrency: concurrency)
+    }
+
+    /// A subscriber (or catalog) name, or a failure saying why not.
+    static func subscriberName(_ text: String) throws -> SubscriberName {
+        guard let name = SubscriberName(text) else { throw TestFailure("`\(text)` is not a subscriber name") }
+        return name
     }
 
     /// Drops a file into queued/ the maildir way, under any name.

@@ -1,41 +1,29 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
 
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
+
 /// docs/design.md §8 between two real processes: `courier` and `courier sink`.
-@Suite(.serialized) struct SyncEndToEndTests {
+@Suite(.serialized, .tags(.integration)) struct SyncEndToEndTests {
     @Test func batchesAndCatalogsBetweenCourierAndTheSink() throws {
         let directory = TemporaryDirectory("sync-e2e")
         let catalogs = try CatalogTests.makeCatalog(in: directory, count: 250)
-        let probe = try HTTPServer { _ in .reset }
-        let port = probe.port
-        probe.stop()
         let binary = try CourierBinary.locate()
-        let sink = binary.start([
-            "sink", "--listen", "127.0.0.1:\(port)", "--dir", directory.path + "/sink", "--catalogs", catalogs,
-        ])
-        sink.standardError = FileHandle.nullDevice
-        try sink.run()
+        let (sink, port) = try binary.startSink(
+            ["--dir", directory.path + "/sink", "--catalogs", catalogs], errors: directory.path + "/sink.log")
         defer {
             sink.terminate()
             sink.waitUntilExit()
-        }
-        // Wait for the sink to listen.
-        for _ in 0..<100
-        where (try? SinkTests.exchange(Array("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n".utf8), port: port))?
-            .hasPrefix("HTTP/1.1 200") != true
-        {
-            usleep(20_000)
         }
         let base = "http://127.0.0.1:\(port)"
         try directory.write(

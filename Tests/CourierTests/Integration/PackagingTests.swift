@@ -1,19 +1,20 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
 
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
+
 /// Units, install, .deb, man pages: Courier as a Unix service.
-@Suite(.serialized) struct PackagingTests {
+@Suite(.serialized, .tags(.integration)) struct PackagingTests {
     static func install(into root: String, prefix: String = "/usr") throws -> Shell.Result {
         let binary = try CourierBinary.locate().path
         return try Shell.run([
@@ -21,7 +22,7 @@ import Testing
         ])
     }
 
-    @Test func makeInstallLaysOutTheServiceAndKeepsAnEditedConfig() throws {
+    @Test(.needs("make")) func makeInstallLaysOutTheServiceAndKeepsAnEditedConfig() throws {
         let root = TemporaryDirectory("install")
         let first = try Self.install(into: root.path)
         #expect(first.status == 0, "\(first.output)")
@@ -55,9 +56,7 @@ import Testing
         #expect(unit.contains("ExecStart=/usr/local/bin/courier run --background"))
     }
 
-    @Test func systemdAnalyzeVerifiesEveryUnit() throws {
-        #expect(Shell.exists("systemd-analyze"), "systemd-analyze is missing: .ci/run installs systemd")
-        guard Shell.exists("systemd-analyze") else { return }
+    @Test(.needs("make", "systemd-analyze")) func systemdAnalyzeVerifiesEveryUnit() throws {
         let root = TemporaryDirectory("verify")
         #expect(try Self.install(into: root.path).status == 0)
         // The installed units, beside the host's own (sysinit.target, …).
@@ -75,7 +74,7 @@ import Testing
         #expect(result.output.isEmpty, "\(result.output)")
     }
 
-    @Test func manPagesRenderCleanlyAndAgreeWithHelp() throws {
+    @Test(.needs("groff", "man")) func manPagesRenderCleanlyAndAgreeWithHelp() throws {
         for page in ["man/courier.1", "man/courier.conf.5"] {
             let groff = try Shell.run(["groff", "-ww", "-z", "-man", page])
             #expect(groff.status == 0 && groff.output.isEmpty, "\(page): \(groff.output)")
@@ -109,7 +108,7 @@ import Testing
         for key in Set(keys) { #expect(conf.contains(".B \(key)\n"), "courier.conf.5 lacks \(key)") }
     }
 
-    @Test func theDebPackageHasTheLayoutAndScripts() throws {
+    @Test(.needs("make", "dpkg", "dpkg-deb")) func theDebPackageHasTheLayoutAndScripts() throws {
         let out = TemporaryDirectory("deb")
         let built = try Shell.run(
             ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
@@ -143,11 +142,15 @@ import Testing
 
     /// The real thing, on CI's throwaway machine only: install the .deb, check
     /// the units against the installed binary and man pages, and run a round
-    /// the way the service does (as the courier user, umask 0027).
+    /// the way the service does (as the courier user, umask 0027). It changes
+    /// the machine (a package, a user, /var/spool/courier), so it is the one
+    /// test that asks for a machine rather than for tools.
     @Test(
         .enabled(
             if: ProcessInfo.processInfo.environment["CI"] == "true" && getuid() == 0
-                && ProcessInfo.processInfo.environment["COURIER_SANITIZED"] == nil))
+                && ProcessInfo.processInfo.environment["COURIER_SANITIZED"] == nil,
+            "installs a package and adds a user: only as root on CI (CI=true), not under a sanitizer"),
+        .needs("make", "dpkg", "dpkg-deb", "systemd-analyze", "runuser"))
     func aRealInstallRunsARoundAsTheCourierUser() throws {
         let out = TemporaryDirectory("deb")
         let built = try Shell.run(

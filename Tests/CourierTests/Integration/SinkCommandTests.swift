@@ -1,43 +1,33 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
 
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
+
 /// `courier sink` as a person starts it, with its server limit.
-@Suite struct SinkCommandTests {
+@Suite(.tags(.integration)) struct SinkCommandTests {
     @Test("courier sink --max-connections caps the connections it serves")
     func maxConnections() throws {
         let directory = TemporaryDirectory("sink-cli")
-        let probe = try HTTPServer { _ in .reset }
-        let port = probe.port
-        probe.stop()
-        let sink = try CourierBinary.locate().start([
-            "sink", "--listen", "127.0.0.1:\(port)", "--dir", directory.path, "--max-connections", "1",
-        ])
-        sink.standardError = FileHandle.nullDevice
-        try sink.run()
+        let (sink, port) = try CourierBinary.locate().startSink(
+            ["--dir", directory.path + "/sink", "--max-connections", "1"], errors: directory.path + "/sink.log")
         defer {
             sink.terminate()
             sink.waitUntilExit()
         }
-        var holder: RawClient?
-        for _ in 0..<100 where holder == nil {
-            holder = try? RawClient(port: port)
-            if holder == nil { usleep(20_000) }
-        }
-        #expect(holder != nil, "the sink did not start listening")
+        let holder = try RawClient(port: port)
         // The holder's connection is being served once its first request is.
-        holder?.send(HTTPServerLimitTests.record("first", close: false))
-        #expect(holder?.answer(within: .seconds(2)).hasPrefix("HTTP/1.1 201 ") == true)
+        holder.send(HTTPServerLimitTests.record("first", close: false))
+        #expect(holder.answer(within: .seconds(2)).hasPrefix("HTTP/1.1 201 "))
         let late = try RawClient(port: port)
         late.send(HTTPServerLimitTests.record("late"))
         let answer = late.answer(within: .seconds(2))

@@ -1,19 +1,20 @@
-@testable import CourierPosix
-@testable import CourierSupport
-@testable import CourierSpool
-@testable import CourierRecords
-@testable import CourierConfig
-@testable import CourierTransport
-@testable import CourierRound
-@testable import CourierCatalog
-@testable import CourierSink
-@testable import CourierOperations
 import Foundation
 import Glibc
 import Testing
 
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
+
 /// The built binary, driven the way a person or systemd drives it.
-@Suite(.serialized) struct EndToEndTests {
+@Suite(.serialized, .tags(.integration)) struct EndToEndTests {
     /// A config file aimed at `server`, and its spool, initialised by the binary.
     static func setUp(server: LoopbackServer, extra: String = "") throws -> (TemporaryDirectory, CourierBinary, String)
     {
@@ -69,7 +70,8 @@ import Testing
             "--config", directory.path + "/broken.conf", "--spool", directory.path + "/spool", "prune", "--dry-run",
         ])
         #expect(result.status == 78, "\(result.output) \(result.error)")
-        let alone = try binary.run(["--spool", directory.path + "/spool", "prune", "--dry-run"], environment: ["COURIER_CONFIG": ""])
+        let alone = try binary.run(
+            ["--spool", directory.path + "/spool", "prune", "--dry-run"], environment: ["COURIER_CONFIG": ""])
         #expect(alone.status == 0, "without --config: found or default retention, \(alone.error)")
     }
 
@@ -144,8 +146,9 @@ import Testing
     /// kill -9 in the middle of a round of a few hundred records, then
     /// rounds until done: every record in sent/ once, nothing in two states.
     @Test func killNineMidRoundLosesAndDuplicatesNothing() throws {
+        let gate = RequestGate()
         let server = try LoopbackServer { _, _ in
-            usleep(3_000)
+            gate.pass()
             return .respond(.json(201, "{}"))
         }
         let (directory, binary, config) = try Self.setUp(server: server)
@@ -157,16 +160,21 @@ import Testing
             try spool.deliverNewFile(Array(body.utf8), named: FileName("drop-\(index).json"), into: .queued)
         }
         var kills = 0
-        for delay in [60_000, 150_000, 250_000] as [UInt32] {
+        // Each round is killed while the server holds its nth request (and
+        // whatever else is in flight), however fast or slow the machine is.
+        for requests in [20, 60, 100] {
+            gate.hold(after: requests)
             let process = binary.start(["--config", config, "run"])
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            usleep(delay)
-            if process.isRunning {
+            let holding = gate.waitUntilHolding()
+            #expect(holding, "the round never reached request \(requests) (\(gate.count) so far)")
+            if holding && process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 kills += 1
             }
             process.waitUntilExit()
+            gate.open()
         }
         var rounds = 0
         while rounds < 5 {
@@ -177,7 +185,7 @@ import Testing
                 break
             }
         }
-        #expect(kills > 0, "no round was killed: the test proved nothing")
+        #expect(kills == 3, "a round was not killed mid-way: the test proved less")
         var seen: [FileName: Int] = [:]
         for state in SpoolState.allCases {
             for name in try spool.directory(state).sortedNames() { seen[name, default: 0] += 1 }

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 /// Logging for the journal, metrics for node_exporter, permission checks.
-@Suite struct ServiceTests {
+@Suite(.tags(.integration)) struct ServiceTests {
     static func setUp(status: Int, extra: String = "") throws -> (TemporaryDirectory, String, LoopbackServer) {
         let server = try LoopbackServer(status: status)
         let directory = TemporaryDirectory("service")
