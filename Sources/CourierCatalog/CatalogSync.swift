@@ -107,7 +107,7 @@ public struct CatalogSync {
             do { fields = try headers(session: report.session) } catch {
                 throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
             }
-            let fetch = HTTPFetch(timeout: Self.timeout, headers: fields)
+            let fetch = HTTPFetch(options: CurlOptions(timeout: Self.timeout, caFile: catalog.caFile), headers: fields)
             while !state.complete {
                 let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
                 try writeJournal(page)

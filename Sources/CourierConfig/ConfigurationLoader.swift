@@ -370,6 +370,7 @@ private struct CatalogBuilder {
     var pageSize = 500
     var ackURL: String?
     var tokenFile: String?
+    var caFile: String?
     var seen: Set<String> = []
 
     init(name: SubscriberName, line: Int) {
@@ -396,6 +397,9 @@ private struct CatalogBuilder {
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
+        case "ca-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            caFile = Configuration.resolve(value, against: base)
         default:
             throw fail("unknown key")
         }
@@ -403,6 +407,7 @@ private struct CatalogBuilder {
 
     func build(file: String) throws(ConfigError) -> Catalog {
         guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
-        return Catalog(name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, line: line)
+        return Catalog(
+            name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, caFile: caFile, line: line)
     }
 }
