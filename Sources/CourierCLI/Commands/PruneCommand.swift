@@ -18,7 +18,9 @@ enum PruneCommand {
         if let retention {
             keep = retention
         } else {
-            keep = (try? invocation.configuration(readingSecrets: false))?.retention ?? .seconds(183 * 86_400)
+            // A broken configuration must not prune with the default in
+            // place of the retention it meant; only a missing one falls back.
+            keep = try invocation.configurationIfAny(readingSecrets: false)?.retention ?? .seconds(183 * 86_400)
         }
         let report: PruneReport
         do { report = try Pruner(spool: spool, retention: keep, dryRun: dryRun).run() } catch { throw .spool(error) }

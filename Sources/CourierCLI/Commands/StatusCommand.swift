@@ -26,9 +26,16 @@ enum StatusCommand {
         let last = Round.lastSummary(in: spool)
         let next = Schedule.nextBackgroundRound()
         let notifier = Notifier.health(in: spool)
-        let configuration = try? invocation.configuration(readingSecrets: false)
+        // Status works on a spool given with --spool and no configuration
+        // at all; a configuration that exists but is broken is an error.
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let notifierText = Self.describe(notifier, configuration: configuration)
-        let catalogs = (configuration?.catalogs ?? []).map { ($0.name, CatalogState.load($0.name, in: spool)) }
+        var catalogs: [(SubscriberName, CatalogState)] = []
+        for catalog in configuration?.catalogs ?? [] {
+            do { catalogs.append((catalog.name, try CatalogState.load(catalog.name, in: spool))) } catch {
+                throw .spool(error)
+            }
+        }
 
         if json {
             var object: [String: Any] = [
