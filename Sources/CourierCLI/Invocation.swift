@@ -31,6 +31,16 @@ struct Invocation {
         }
     }
 
+    /// The configuration, or nil when no file is found at all (a command
+    /// that can work on `--spool` alone); any other fault is thrown.
+    func configurationIfAny(readingSecrets: Bool) throws(CLIError) -> Configuration? {
+        do {
+            return try configuration(readingSecrets: readingSecrets)
+        } catch .config(.notFound) {
+            return nil
+        }
+    }
+
     /// The spool: `--spool`, else the configuration's.
     func spoolLocation() throws(CLIError) -> String {
         if let spoolPath { return spoolPath }

@@ -28,8 +28,12 @@ public struct CatalogState: Codable, Sendable, Equatable {
 
     static func fileName(_ catalog: SubscriberName) -> String { "catalog-\(catalog).json" }
 
-    public static func load(_ catalog: SubscriberName, in spool: Spool) -> CatalogState {
-        guard let bytes = spool.readControlFile(fileName(catalog)),
+    /// The saved state; a new one when there is none yet. A file that
+    /// cannot be read is an error (it must not pass for a catalog never
+    /// synced); one that does not decode was edited by hand, and a fresh
+    /// state means a full sync, which rebuilds the catalog from the server.
+    public static func load(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) -> CatalogState {
+        guard let bytes = try spool.controlFile(fileName(catalog)),
             let state = try? JSONDecoder().decode(CatalogState.self, from: Data(bytes))
         else { return CatalogState() }
         return state
@@ -38,6 +42,7 @@ public struct CatalogState: Codable, Sendable, Equatable {
     func save(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain strings and numbers cannot fail.
         guard let data = try? encoder.encode(self) else { return }
         try spool.writeControlFile(Self.fileName(catalog), Array(data) + [0x0A])
     }

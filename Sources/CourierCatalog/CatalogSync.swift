@@ -74,7 +74,7 @@ public struct CatalogSync {
                 FileName("catalog-\(catalog.name).lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
             _ = try lockFile.lockExclusively(wait: true)
         } catch {
-            throw .spool(.operation("lock", path: ".courier/catalog-\(catalog.name).lock", error))
+            throw .spool(SpoolError(error))
         }
         return try withExtendedLifetime(lockFile) { () throws(CatalogError) -> CatalogSyncReport in
             try runLocked(full: requested)
@@ -86,7 +86,8 @@ public struct CatalogSync {
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
         let ledger = Ledger(directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor)
         let directory = try catalogDirectory()
-        var state = CatalogState.load(catalog.name, in: spool)
+        var state: CatalogState
+        do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
         do throws(CatalogError) {
             try replayJournal(into: directory, state: &state)
             let wantsFull = requested || state.failures >= Self.failuresBeforeFullSync || state.since == nil
@@ -95,7 +96,7 @@ public struct CatalogSync {
                 state.cursor = nil
                 state.complete = false
                 do { try spool.control.remove(seenName) } catch {
-                    throw .spool(.operation("remove", path: ".courier/\(seenName)", error))
+                    throw .spool(SpoolError(error))
                 }
                 state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
                 try save(state)
@@ -107,7 +108,8 @@ public struct CatalogSync {
             do { fields = try headers(session: report.session) } catch {
                 throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
             }
-            let fetch = HTTPFetch(timeout: Self.timeout, headers: fields)
+            let options = CurlOptions(timeout: Self.timeout, caFile: catalog.caFile)
+            let fetch = HTTPFetch(options: options, headers: fields)
             while !state.complete {
                 let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
                 try writeJournal(page)
@@ -130,6 +132,8 @@ public struct CatalogSync {
             state.lastSuccess = Timestamp.now().rfc3339
             state.lastDurationMilliseconds = report.durationMilliseconds
             try save(state)
+            // The sync is applied and saved; a ledger line that cannot be
+            // written must not turn it into a failure (and a full-sync retry).
             try? ledger.append(
                 LedgerLine(
                     time: .now(), round: report.session.value, subscriber: catalog.name.value, key: "catalog",
@@ -143,6 +147,8 @@ public struct CatalogSync {
         } catch {
             state.failures += 1
             state.lastError = error.description
+            // The sync's own error is the one to report; a spool that cannot
+            // take the failure count or the line fails the same way again.
             try? save(state)
             var status = 0
             if case .http(_, _, let code, _) = error { status = code }
@@ -223,8 +229,13 @@ public struct CatalogSync {
     /// A page fetched but perhaps not wholly applied when a sync died:
     /// apply it again (idempotently) and advance as the sync would have.
     private func replayJournal(into directory: DirectoryHandle, state: inout CatalogState) throws(CatalogError) {
-        guard let raw = spool.readControlFile(journalName.description) else { return }
+        let journal: [UInt8]?
+        do { journal = try spool.controlFile(journalName.description) } catch { throw .spool(error) }
+        guard let raw = journal else { return }
         var ignored = CatalogSyncReport(session: RoundID(value: "replay"))
+        // A journal is written whole (tmp/, fsync, rename), so one that does
+        // not parse was changed by hand: it is dropped, and the sync goes on
+        // from the saved cursor, which is still before that page.
         if let page = try? Self.parse(raw, catalog: catalog.name.value, url: "journal") {
             try applyAndAdvance(page, into: directory, state: &state, report: &ignored)
         } else {
@@ -249,14 +260,13 @@ public struct CatalogSync {
 
     private func removeJournal() throws(CatalogError) {
         do { try spool.control.remove(journalName) } catch {
-            throw .spool(.operation("remove", path: ".courier/\(journalName)", error))
+            throw .spool(SpoolError(error))
         }
     }
 
     private func apply(_ page: Page, into directory: DirectoryHandle, report: inout CatalogSyncReport)
         throws(CatalogError)
     {
-        let label = "catalogs/\(catalog.name)"
         do throws(SpoolError) {
             for upsert in page.upserts {
                 guard let id = (upsert["id"] as? String).flatMap(RecordID.init),
@@ -266,17 +276,15 @@ public struct CatalogSync {
                     continue
                 }
                 try spool.deliverNewFile(
-                    Array(data), named: FileName("\(id).json"), into: directory, label: label, syncDirectory: false)
+                    Array(data), named: FileName("\(id).json"), into: directory, syncDirectory: false)
                 report.upserts += 1
             }
             for tombstone in page.tombstones {
                 guard let id = RecordID(tombstone) else { continue }
-                do { try directory.remove(FileName("\(id).json")) } catch {
-                    throw .operation("remove", path: "\(label)/\(id).json", error)
-                }
+                do { try directory.remove(FileName("\(id).json")) } catch { throw SpoolError(error) }
                 report.tombstones += 1
             }
-            do { try directory.sync() } catch { throw .operation("sync", path: label + "/", error) }
+            do { try directory.sync() } catch { throw SpoolError(error) }
         } catch {
             throw .spool(error)
         }
@@ -291,16 +299,19 @@ public struct CatalogSync {
             try file.write(Array((ids.joined(separator: "\n") + "\n").utf8))
             try file.sync()
         } catch {
-            throw .spool(.operation("append to", path: ".courier/\(seenName)", error))
+            throw .spool(SpoolError(error))
         }
     }
 
     /// After a full sync, what the server no longer has: every local item
     /// whose id did not come in any page of it.
     private func removeUnseen(in directory: DirectoryHandle) throws(CatalogError) -> Int {
+        // An unreadable list must fail the sync: read as empty, it would
+        // remove every local item.
+        let seenBytes: [UInt8]?
+        do { seenBytes = try spool.controlFile(seenName.description, limit: Int.max) } catch { throw .spool(error) }
         let seen = Set(
-            String(decoding: spool.readControlFile(seenName.description, limit: Int.max) ?? [], as: UTF8.self)
-                .split(separator: "\n").map { String($0) + ".json" })
+            String(decoding: seenBytes ?? [], as: UTF8.self).split(separator: "\n").map { String($0) + ".json" })
         var removed = 0
         do {
             for name in try directory.sortedNames() where !seen.contains(name.description) {
@@ -311,7 +322,7 @@ public struct CatalogSync {
             try directory.sync()
             try spool.control.remove(seenName)
         } catch {
-            throw .spool(.operation("clean up", path: "catalogs/\(catalog.name)/", error))
+            throw .spool(SpoolError(error))
         }
         return removed
     }
@@ -333,21 +344,16 @@ public struct CatalogSync {
         }
     }
 
+    /// `catalogs/NAME/`, created when missing; named in messages relative
+    /// to the spool, like its folders.
     private func catalogDirectory() throws(CatalogError) -> DirectoryHandle {
         do {
             try spool.root.makeDirectory(FileName("catalogs"), mode: 0o750)
-        } catch  where error == .fileExists {
-        } catch {
-            throw .spool(.operation("create directory", path: "\(spool.path)/catalogs", error))
-        }
-        do {
-            let catalogs = try spool.root.openDirectory(FileName("catalogs"))
-            do { try catalogs.makeDirectory(FileName(catalog.name.value), mode: 0o750) } catch
-                where error == .fileExists
-            {}
+            let catalogs = try spool.root.openDirectory(FileName("catalogs"), as: "catalogs")
+            try catalogs.makeDirectory(FileName(catalog.name.value), mode: 0o750)
             return try catalogs.openDirectory(FileName(catalog.name.value))
         } catch {
-            throw .spool(.operation("open", path: "\(spool.path)/catalogs/\(catalog.name)", error))
+            throw .spool(SpoolError(error))
         }
     }
 }

@@ -94,25 +94,35 @@ public struct Catalog: Sendable {
     public let ackURL: String?
     public let tokenFile: String?
     public internal(set) var token: String?
+    /// `ca-file`, as for subscribers: libcurl's CA file for `url` and `ack-url`.
+    public let caFile: String?
     public let line: Int
 
-    public init(name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, token: String? = nil) {
+    public init(
+        name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, token: String? = nil,
+        caFile: String? = nil
+    ) {
         self.name = name
         self.url = url
         self.pageSize = pageSize
         self.ackURL = ackURL
         self.tokenFile = nil
         self.token = token
+        self.caFile = caFile
         self.line = 0
     }
 
-    init(name: SubscriberName, url: String, pageSize: Int, ackURL: String?, tokenFile: String?, line: Int) {
+    init(
+        name: SubscriberName, url: String, pageSize: Int, ackURL: String?, tokenFile: String?, caFile: String?,
+        line: Int
+    ) {
         self.name = name
         self.url = url
         self.pageSize = pageSize
         self.ackURL = ackURL
         self.tokenFile = tokenFile
         self.token = nil
+        self.caFile = caFile
         self.line = line
     }
 }

@@ -22,14 +22,15 @@ extension Configuration {
     /// bad one before anything moves.
     public static func load(file: String, readingSecrets: Bool) throws(ConfigError) -> Configuration {
         let bytes: [UInt8]
-        do throws(Errno) {
+        do throws(SystemError) {
             let directory = try DirectoryHandle.open(path: ".")
             let handle = try directory.openFile(FileName(file), flags: O_RDONLY)
             bytes = try handle.read(upTo: (1 << 20) + 1)
             // Half a configuration would be read as a different one.
-            guard bytes.count <= 1 << 20 else { throw Errno(EFBIG) }
+            guard bytes.count <= 1 << 20 else { throw SystemError("read", path: file, Errno(EFBIG)) }
         } catch {
-            throw .unreadable(file: file, error)
+            // ConfigError names the file itself; the errno is what it needs.
+            throw .unreadable(file: file, error.errno)
         }
         var configuration = try parse(bytes, file: file)
         if readingSecrets { try configuration.loadSecrets() }
@@ -192,14 +193,15 @@ extension Configuration {
     }
 
     private static func readSecret(_ path: String, file: String, line: Int, key: String) throws(ConfigError) -> String {
-        do throws(Errno) {
+        do throws(SystemError) {
             let directory = try DirectoryHandle.open(path: ".")
             let handle = try directory.openFile(FileName(path), flags: O_RDONLY)
             let bytes = try handle.read(upTo: 64 * 1024 + 1)
-            guard bytes.count <= 64 * 1024 else { throw Errno(EFBIG) }
+            guard bytes.count <= 64 * 1024 else { throw SystemError("read", path: path, Errno(EFBIG)) }
             return String(decoding: bytes, as: UTF8.self).trimmingSpaces
         } catch {
-            throw .secret(file: file, line: line, key: key, path: path, reason: error.description)
+            // ConfigError names the file, line and key itself.
+            throw .secret(file: file, line: line, key: key, path: path, reason: error.errno.description)
         }
     }
 
@@ -370,6 +372,7 @@ private struct CatalogBuilder {
     var pageSize = 500
     var ackURL: String?
     var tokenFile: String?
+    var caFile: String?
     var seen: Set<String> = []
 
     init(name: SubscriberName, line: Int) {
@@ -396,6 +399,9 @@ private struct CatalogBuilder {
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
+        case "ca-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            caFile = Configuration.resolve(value, against: base)
         default:
             throw fail("unknown key")
         }
@@ -403,6 +409,7 @@ private struct CatalogBuilder {
 
     func build(file: String) throws(ConfigError) -> Catalog {
         guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
-        return Catalog(name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, line: line)
+        return Catalog(
+            name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, caFile: caFile, line: line)
     }
 }

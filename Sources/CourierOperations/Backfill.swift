@@ -117,7 +117,7 @@ public struct Backfill {
                 }
             }
         } catch {
-            throw .spool(.operation("read", path: source == .sent ? "sent/" : "\(source)", error))
+            throw .spool(SpoolError(error))
         }
         return found.mapValues(\.bytes)
     }

@@ -60,7 +60,7 @@ extension Spool {
                     }
                 }
             } catch {
-                throw .spool(.operation("list", path: state.rawValue + "/", error))
+                throw .spool(SpoolError(error))
             }
         }
         guard !found.isEmpty else { throw .noSuchEntry(text) }
@@ -82,7 +82,7 @@ extension Spool {
                     found.append(SpoolItem(name: candidate, state: state, entry: nil))
                 }
             } catch {
-                throw .spool(.operation("list", path: state.rawValue + "/", error))
+                throw .spool(SpoolError(error))
             }
         }
         return found.sorted { $0.name < $1.name }

@@ -70,7 +70,8 @@ public struct MetricsFile {
                     batches.map { (#"{subscriber="\#(Self.label($0.key))"}"#, String($0.value.conflictRate)) })
             }
         }
-        let states = catalogs.map { ($0, CatalogState.load($0, in: spool)) }
+        var states: [(SubscriberName, CatalogState)] = []
+        for catalog in catalogs { states.append((catalog, try CatalogState.load(catalog, in: spool))) }
         if !states.isEmpty {
             family(
                 "courier_catalog_version", "The server version each catalog is complete up to (-1: never synced).",
@@ -85,24 +86,24 @@ public struct MetricsFile {
         return text
     }
 
-    /// Writes next to the target, then renames: the collector never reads
-    /// half a file.
+    /// Replaced atomically (`writeAtomically`): staged next to the target
+    /// as `NAME.PID.tmp` (0644; the textfile collector reads only `*.prom`),
+    /// fsynced, renamed, and the directory fsynced, so the collector never
+    /// reads half a file and a power cut leaves the old file or the new one.
     public func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
         let text = try render(summary: summary, exitStatus: exitStatus)
-        let staged = path + ".\(getpid()).tmp"
-        let fd = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .operation("write", path: staged, .current) }
-        let file = FileDescriptor(owning: fd)
-        do {
-            try file.write(Array(text.utf8))
+        let slash = path.lastIndex(of: "/")
+        let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = FileName(slash.map { String(path[path.index(after: $0)...]) } ?? path)
+        let staged = FileName("\(name).\(getpid()).tmp")
+        do throws(SystemError) {
+            let directory = try DirectoryHandle.open(path: parent)
+            // Only a leftover of this PID's earlier life can hold the name.
+            try directory.remove(staged)
+            try directory.writeAtomically(
+                Array(text.utf8), as: name, in: directory, staged: staged, mode: 0o644, faults: spool.faults)
         } catch {
-            unlink(staged)
-            throw .operation("write", path: staged, error)
-        }
-        guard rename(staged, path) == 0 else {
-            let error = Errno.current
-            unlink(staged)
-            throw .rename(from: staged, to: path, error)
+            throw SpoolError(error)
         }
     }
 

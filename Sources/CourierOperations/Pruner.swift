@@ -38,38 +38,33 @@ public struct Pruner {
         // A day file holds events up to the end of its day: it goes when
         // that whole day is older than the cutoff.
         for (day, name) in try Ledger.dayFiles(in: spool.ledgerDirectory) where day < cutoff.utcDay {
-            try remove(name, in: spool.ledgerDirectory, label: "ledger")
+            do { try remove(name, in: spool.ledgerDirectory) } catch { throw SpoolError(error) }
             report.ledgerFiles.append(day)
         }
-        report.sentEntries = try removeOld(in: spool.directory(.sent), label: "sent", olderThan: cutoff)
+        report.sentEntries = try removeOld(in: spool.directory(.sent), olderThan: cutoff)
         report.temporaryLeftovers = try removeOld(
-            in: spool.tmp, label: "tmp", olderThan: now - Self.temporaryLeftoverAge)
+            in: spool.tmp, olderThan: now - Self.temporaryLeftoverAge)
         return report
     }
 
-    private func removeOld(in directory: DirectoryHandle, label: String, olderThan cutoff: Timestamp) throws(SpoolError)
-        -> [String]
-    {
+    private func removeOld(in directory: DirectoryHandle, olderThan cutoff: Timestamp) throws(SpoolError) -> [String] {
         var removed: [String] = []
-        let stream: DirectoryStream
-        do { stream = try directory.entries() } catch { throw .operation("list", path: label + "/", error) }
-        while true {
-            let next: FileName?
-            do { next = try stream.next() } catch { throw .operation("list", path: label + "/", error) }
-            guard let name = next else { break }
-            let status: FileStatus?
-            do { status = try directory.status(of: name) } catch {
-                throw .operation("look at", path: "\(label)/\(name)", error)
+        do throws(SystemError) {
+            let stream = try directory.entries()
+            while let name = try stream.next() {
+                guard let status = try directory.status(of: name), status.kind != .directory, status.modified < cutoff
+                else { continue }
+                try remove(name, in: directory)
+                removed.append(name.description)
             }
-            guard let status, status.kind != .directory, status.modified < cutoff else { continue }
-            try remove(name, in: directory, label: label)
-            removed.append(name.description)
+        } catch {
+            throw SpoolError(error)
         }
         return removed.sorted()
     }
 
-    private func remove(_ name: FileName, in directory: DirectoryHandle, label: String) throws(SpoolError) {
+    private func remove(_ name: FileName, in directory: DirectoryHandle) throws(SystemError) {
         guard !dryRun else { return }
-        do { try directory.remove(name) } catch { throw .operation("remove", path: "\(label)/\(name)", error) }
+        try directory.remove(name)
     }
 }

@@ -3,7 +3,9 @@ import Glibc
 
 /// An open directory. Every file operation of the spool is relative to
 /// one of these (openat, renameat, unlinkat), so a name can never reach
-/// outside the directory it was listed in.
+/// outside the directory it was listed in. A handle knows how to name
+/// itself to a person (`queued` inside the spool, the whole path outside
+/// it), and every error it throws says the operation and the file.
 public final class DirectoryHandle {
     public let descriptor: FileDescriptor
     /// For messages only; operations never go through the path again.
@@ -14,123 +16,158 @@ public final class DirectoryHandle {
         self.path = path
     }
 
-    public static func open(path: String) throws(Errno) -> DirectoryHandle {
-        let fd = try system { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        return DirectoryHandle(descriptor: FileDescriptor(owning: fd), path: path)
+    /// Opens a directory by path; `displayPath` is how messages name it
+    /// (default: the path itself).
+    public static func open(path: String, as displayPath: String? = nil) throws(SystemError) -> DirectoryHandle {
+        let fd = try system("open", onPath: path) { Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let shown = displayPath ?? path
+        return DirectoryHandle(descriptor: FileDescriptor(owning: fd, path: shown + "/"), path: shown)
     }
 
-    public func openDirectory(_ name: FileName) throws(Errno) -> DirectoryHandle {
-        let fd = try name.withCString { cName throws(Errno) in
-            try system { openat(descriptor.rawValue, cName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    /// How messages name a file in this directory: `queued/X`.
+    public func displayPath(of name: FileName) -> String { path + "/" + name.description }
+
+    /// How messages name this directory itself: `queued/`.
+    public var displayPath: String { path + "/" }
+
+    /// Opens a subdirectory; `displayPath` replaces the default name in
+    /// messages (the spool names its folders relative to itself).
+    public func openDirectory(_ name: FileName, as displayPath: String? = nil) throws(SystemError) -> DirectoryHandle {
+        let fd = try name.withCString { cName throws(SystemError) in
+            try system("open", self.displayPath(of: name)) {
+                openat(descriptor.rawValue, cName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
         }
-        return DirectoryHandle(descriptor: FileDescriptor(owning: fd), path: path + "/" + name.description)
+        let shown = displayPath ?? self.displayPath(of: name)
+        return DirectoryHandle(descriptor: FileDescriptor(owning: fd, path: shown + "/"), path: shown)
     }
 
     /// Opens a file in this directory; symbolic links are never followed
     /// and FIFOs never block the open.
-    public func openFile(_ name: FileName, flags: Int32, mode: mode_t = 0o640) throws(Errno) -> FileDescriptor {
-        let fd = try name.withCString { cName throws(Errno) in
-            try system { openat(descriptor.rawValue, cName, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode) }
+    public func openFile(_ name: FileName, flags: Int32, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
+        let fd = try name.withCString { cName throws(SystemError) in
+            try system("open", displayPath(of: name)) {
+                openat(descriptor.rawValue, cName, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
+            }
         }
-        return FileDescriptor(owning: fd)
+        return FileDescriptor(owning: fd, path: displayPath(of: name))
     }
 
-    public func makeDirectory(_ name: FileName, mode: mode_t) throws(Errno) {
-        try name.withCString { cName throws(Errno) in
-            _ = try system { mkdirat(descriptor.rawValue, cName, mode) }
+    /// mkdirat(2); false when the name already existed (`init` is safe
+    /// to repeat).
+    @discardableResult
+    public func makeDirectory(_ name: FileName, mode: mode_t) throws(SystemError) -> Bool {
+        do {
+            try name.withCString { cName throws(SystemError) in
+                _ = try system("create directory", displayPath(of: name)) { mkdirat(descriptor.rawValue, cName, mode) }
+            }
+            return true
+        } catch let error where error.errno == .fileExists {
+            return false
         }
     }
 
     /// rename(2) between two directories of one file system: atomic, and
     /// the only way an item ever changes state.
-    public func rename(_ name: FileName, to destination: DirectoryHandle, as newName: FileName) throws(Errno) {
-        try name.withCString { from throws(Errno) in
-            try newName.withCString { to throws(Errno) in
-                _ = try system { renameat(descriptor.rawValue, from, destination.descriptor.rawValue, to) }
+    public func rename(_ name: FileName, to destination: DirectoryHandle, as newName: FileName) throws(SystemError) {
+        do {
+            try name.withCString { from throws(Errno) in
+                try newName.withCString { to throws(Errno) in
+                    _ = try system { renameat(descriptor.rawValue, from, destination.descriptor.rawValue, to) }
+                }
             }
+        } catch {
+            throw SystemError(
+                "rename", path: displayPath(of: name), to: destination.displayPath(of: newName), error)
         }
     }
 
     /// Removes a file; one that is already gone counts as removed, so every
     /// clean-up step is safe to repeat after a crash.
-    public func remove(_ name: FileName) throws(Errno) {
+    public func remove(_ name: FileName) throws(SystemError) {
         do {
-            try name.withCString { cName throws(Errno) in
-                _ = try system { unlinkat(descriptor.rawValue, cName, 0) }
+            try name.withCString { cName throws(SystemError) in
+                _ = try system("remove", displayPath(of: name)) { unlinkat(descriptor.rawValue, cName, 0) }
             }
-        } catch  where error == .noSuchFile {
+        } catch let error where error.errno == .noSuchFile {
             return
         }
     }
 
     /// lstat of a name: symbolic links are described, not followed.
     /// Nil when the name does not exist.
-    public func status(of name: FileName) throws(Errno) -> FileStatus? {
+    public func status(of name: FileName) throws(SystemError) -> FileStatus? {
         var info = stat()
         do {
-            try name.withCString { cName throws(Errno) in
-                _ = try system { fstatat(descriptor.rawValue, cName, &info, AT_SYMLINK_NOFOLLOW) }
+            try name.withCString { cName throws(SystemError) in
+                _ = try system("look at", displayPath(of: name)) {
+                    fstatat(descriptor.rawValue, cName, &info, AT_SYMLINK_NOFOLLOW)
+                }
             }
-        } catch  where error == .noSuchFile {
+        } catch let error where error.errno == .noSuchFile {
             return nil
         }
         return FileStatus(info)
     }
 
-    public func contains(_ name: FileName) throws(Errno) -> Bool {
+    public func contains(_ name: FileName) throws(SystemError) -> Bool {
         try status(of: name) != nil
     }
 
     /// Sets a file's modification time (used by tests and by `prune`'s
     /// dry runs of aged spools).
-    public func setModified(_ name: FileName, to time: Timestamp) throws(Errno) {
+    public func setModified(_ name: FileName, to time: Timestamp) throws(SystemError) {
         var times = [timespec](repeating: timespec(), count: 2)
         times[0] = time.timespec
         times[1] = time.timespec
-        try name.withCString { cName throws(Errno) in
-            _ = try system { utimensat(descriptor.rawValue, cName, times, AT_SYMLINK_NOFOLLOW) }
+        try name.withCString { cName throws(SystemError) in
+            _ = try system("set the time of", displayPath(of: name)) {
+                utimensat(descriptor.rawValue, cName, times, AT_SYMLINK_NOFOLLOW)
+            }
         }
     }
 
     /// Sets a file's times to now. Unlike setting a given time this needs
     /// only write permission, not ownership: a script's file in queued/ may
     /// belong to another user of the courier group.
-    public func touch(_ name: FileName) throws(Errno) {
+    public func touch(_ name: FileName) throws(SystemError) {
         // UTIME_NOW from <sys/stat.h>, a macro Swift does not import.
         let now = (1 << 30) - 1
         let times = [timespec](repeating: timespec(tv_sec: 0, tv_nsec: now), count: 2)
-        try name.withCString { cName throws(Errno) in
-            _ = try system { utimensat(descriptor.rawValue, cName, times, AT_SYMLINK_NOFOLLOW) }
+        try name.withCString { cName throws(SystemError) in
+            _ = try system("touch", displayPath(of: name)) {
+                utimensat(descriptor.rawValue, cName, times, AT_SYMLINK_NOFOLLOW)
+            }
         }
     }
 
     /// Makes renames into and out of this directory durable.
-    public func sync() throws(Errno) {
+    public func sync() throws(SystemError) {
         try descriptor.sync()
     }
 
     /// syncfs(2): every file's data on this directory's file system reaches
     /// the disk in one call, where one fsync per file would commit the
     /// journal once per file.
-    public func syncFileSystem() throws(Errno) {
-        _ = try system { courier_syncfs(descriptor.rawValue) }
+    public func syncFileSystem() throws(SystemError) {
+        _ = try system("sync the file system of", displayPath) { courier_syncfs(descriptor.rawValue) }
     }
 
     /// A fresh stream of this directory's entries, read lazily so that a
     /// million-entry queue never sits in memory at once.
-    public func entries() throws(Errno) -> DirectoryStream {
-        let copy = try system { dup(descriptor.rawValue) }
+    public func entries() throws(SystemError) -> DirectoryStream {
+        let copy = try system("list", displayPath) { dup(descriptor.rawValue) }
         guard let stream = fdopendir(copy) else {
             let error = Errno.current
             close(copy)
-            throw error
+            throw SystemError("list", path: displayPath, error)
         }
         rewinddir(stream)
-        return DirectoryStream(stream: stream)
+        return DirectoryStream(stream: stream, path: displayPath)
     }
 
     /// Every visible name, sorted; for small directories and for people.
-    public func sortedNames() throws(Errno) -> [FileName] {
+    public func sortedNames() throws(SystemError) -> [FileName] {
         let stream = try entries()
         var names: [FileName] = []
         while let entry = try stream.next() { names.append(entry) }
@@ -142,16 +179,23 @@ public final class DirectoryHandle {
 /// name starting with a dot are skipped (editors, half-written copies).
 public final class DirectoryStream {
     private let stream: OpaquePointer
+    private let path: String
 
-    init(stream: OpaquePointer) { self.stream = stream }
+    init(stream: OpaquePointer, path: String) {
+        self.stream = stream
+        self.path = path
+    }
 
     deinit { closedir(stream) }
 
-    public func next() throws(Errno) -> FileName? {
+    public func next() throws(SystemError) -> FileName? {
         while true {
+            // readdir returns NULL at the end and on an error alike; only
+            // errno tells them apart, so it is cleared first and read at once.
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw Errno.current }
+                let error = Errno.current
+                if error.code != 0 { throw SystemError("list", path: path, error) }
                 return nil
             }
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw -> [UInt8] in

@@ -37,9 +37,13 @@ public final class FaultPlan {
         return counts[operation] == occurrence ? error : nil
     }
 
-    package func check(_ operation: Operation) throws(Errno) {
+    /// Counts the operation, and fails it when it is the planned one, as
+    /// the real call on `path` would have failed.
+    package func check(_ operation: Operation, path: String = "") throws(SystemError) {
         if tearing && operation == self.operation { return }  // counted by `tear`
         counts[operation, default: 0] += 1
-        if operation == self.operation && counts[operation] == occurrence { throw error }
+        if operation == self.operation && counts[operation] == occurrence {
+            throw SystemError(operation.rawValue, path: path, error)
+        }
     }
 }

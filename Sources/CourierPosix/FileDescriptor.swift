@@ -1,17 +1,23 @@
 import Glibc
 
-/// An open file, closed when the value goes away.
+/// An open file, closed when the value goes away. It knows how messages
+/// name it, and every error it throws carries that name.
 public final class FileDescriptor {
     public let rawValue: Int32
+    /// For messages only (`tmp/X`); empty for pipes and sockets.
+    public let path: String
 
-    package init(owning rawValue: Int32) { self.rawValue = rawValue }
+    package init(owning rawValue: Int32, path: String = "") {
+        self.rawValue = rawValue
+        self.path = path
+    }
 
     deinit { close(rawValue) }
 
     /// Reads at most `limit` bytes; the caller learns the file was larger
     /// when it gets `limit` bytes back and asked for `limit - 1`. The size
     /// from fstat sizes the buffer, so a small file costs one allocation.
-    public func read(upTo limit: Int) throws(Errno) -> [UInt8] {
+    public func read(upTo limit: Int) throws(SystemError) -> [UInt8] {
         var info = stat()
         let hint = fstat(rawValue, &info) == 0 && info.st_size >= 0 ? Int(info.st_size) + 1 : 64 * 1024
         var result: [UInt8] = []
@@ -26,50 +32,63 @@ public final class FileDescriptor {
             let fd = rawValue
             result.append(contentsOf: repeatElement(0, count: room))
             while true {
+                // errno is read inside the closure, right after read(2).
+                var error = Errno(0)
                 count = result.withUnsafeMutableBytes { buffer in
                     guard let base = buffer.baseAddress else { return 0 }
-                    return Glibc.read(fd, base + start, room)
+                    let count = Glibc.read(fd, base + start, room)
+                    if count < 0 { error = Errno.current }
+                    return count
                 }
                 if count >= 0 { break }
-                let error = Errno.current
                 if error != .interrupted {
                     failure = error
                     break
                 }
             }
             result.removeLast(room - max(count, 0))
-            if let failure { throw failure }
+            if let failure { throw SystemError("read", path: path, failure) }
             if count == 0 { break }
         }
         return result
     }
 
     /// Writes every byte; a short write is continued, never dropped.
-    public func write(_ bytes: some Collection<UInt8>) throws(Errno) {
+    public func write(_ bytes: some Collection<UInt8>) throws(SystemError) {
         let contiguous = Array(bytes)
         var offset = 0
         while offset < contiguous.count {
             let fd = rawValue
             let done = offset
-            let count = try systemCount {
-                contiguous.withUnsafeBytes { buffer in
-                    guard let base = buffer.baseAddress else { return 0 }
-                    return Glibc.write(fd, base + done, buffer.count - done)
+            // The pointer is taken outside the call, so nothing runs
+            // between write(2) and systemCount's read of errno.
+            let result: Result<Int, Errno> = contiguous.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return .success(0) }
+                do throws(Errno) {
+                    return .success(try systemCount { Glibc.write(fd, base + done, buffer.count - done) })
+                } catch {
+                    return .failure(error)
                 }
             }
-            offset += count
+            switch result {
+            case .success(let count): offset += count
+            case .failure(let error): throw SystemError("write", path: path, error)
+            }
         }
     }
 
     /// Cuts the file back to `size` bytes.
-    public func truncate(to size: Int) throws(Errno) {
-        try system { ftruncate(rawValue, off_t(size)) }
+    public func truncate(to size: Int) throws(SystemError) {
+        try system("truncate", path) { ftruncate(rawValue, off_t(size)) }
     }
 
     /// The byte at `offset`, without moving the file position; nil past the end.
-    public func byte(at offset: Int) throws(Errno) -> UInt8? {
+    public func byte(at offset: Int) throws(SystemError) -> UInt8? {
         var byte: UInt8 = 0
-        let count = try systemCount { pread(rawValue, &byte, 1, off_t(offset)) }
+        let count: Int
+        do { count = try systemCount { pread(rawValue, &byte, 1, off_t(offset)) } } catch {
+            throw SystemError("read", path: path, error)
+        }
         return count == 1 ? byte : nil
     }
 
@@ -82,23 +101,23 @@ public final class FileDescriptor {
         return body()
     }
 
-    public func sync() throws(Errno) {
-        try system { fsync(rawValue) }
+    public func sync() throws(SystemError) {
+        try system("sync", path) { fsync(rawValue) }
     }
 
-    public func status() throws(Errno) -> FileStatus {
+    public func status() throws(SystemError) -> FileStatus {
         var info = stat()
-        try system { fstat(rawValue, &info) }
+        try system("look at", path) { fstat(rawValue, &info) }
         return FileStatus(info)
     }
 
     /// An exclusive advisory lock on the whole file (flock(2)), released
     /// when the descriptor closes, so a killed round never leaves it held.
-    public func lockExclusively(wait: Bool) throws(Errno) -> Bool {
+    public func lockExclusively(wait: Bool) throws(SystemError) -> Bool {
         do {
-            try system { flock(rawValue, LOCK_EX | (wait ? 0 : LOCK_NB)) }
+            try system("lock", path) { flock(rawValue, LOCK_EX | (wait ? 0 : LOCK_NB)) }
             return true
-        } catch  where error == .wouldBlock {
+        } catch let error where error.errno == .wouldBlock {
             return false
         }
     }

@@ -20,14 +20,14 @@ public struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible 
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }
 
-    func withCString<T>(_ body: (UnsafePointer<CChar>) throws(Errno) -> T) throws(Errno) -> T {
+    func withCString<T, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> T) throws(E) -> T {
         var terminated = bytes
         terminated.append(0)
-        let result: Result<T, Errno> = terminated.withUnsafeBufferPointer { buffer in
-            // Never empty: it holds at least the terminating NUL.
-            guard let base = buffer.baseAddress else { return .failure(Errno(EINVAL)) }
+        let result: Result<T, E> = terminated.withUnsafeBufferPointer { buffer in
+            // Never nil: the array holds at least the terminating NUL.
+            guard let base = buffer.baseAddress else { preconditionFailure("a non-empty array has storage") }
             return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
-                do throws(Errno) { return .success(try body(pointer)) } catch { return .failure(error) }
+                do throws(E) { return .success(try body(pointer)) } catch { return .failure(error) }
             }
         }
         return try result.get()

@@ -35,18 +35,13 @@ public final class Sink: Sendable {
     public init(directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil)
         throws(SpoolError)
     {
-        if let requestLog {
-            let fd = open(requestLog, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-            guard fd >= 0 else { throw .operation("open", path: requestLog, .current) }
-            self.requestLog = fd
-        } else {
-            self.requestLog = nil
-        }
-        for path in [directory, directory + "/tmp", directory + "/new", directory + "/etags"]
-        where mkdir(path, 0o750) != 0 && errno != EEXIST {
-            throw .operation("create directory", path: path, .current)
-        }
-        do {
+        do throws(SystemError) {
+            self.requestLog = try requestLog.map { path throws(SystemError) in
+                try system("open", onPath: path) { open($0, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640) }
+            }
+            for path in [directory, directory + "/tmp", directory + "/new", directory + "/etags"] {
+                try PathOperations.makeDirectory(path, mode: 0o750)
+            }
             store = Locked(
                 SinkStore(
                     tmp: try DirectoryHandle.open(path: directory + "/tmp"),
@@ -54,7 +49,7 @@ public final class Sink: Sendable {
                     etags: try DirectoryHandle.open(path: directory + "/etags"),
                     root: try DirectoryHandle.open(path: directory)))
         } catch {
-            throw .operation("open", path: directory, error)
+            throw SpoolError(error)
         }
         self.signer = signingSecret.map(WebhookSigner.init)
         self.catalogs = catalogs
@@ -122,7 +117,7 @@ public final class Sink: Sendable {
         }
         let ifMatch = request.header("if-match")
         do {
-            let verdict = try store.withLock { store throws(Errno) -> SinkStore.Verdict in
+            let verdict = try store.withLock { store throws(SystemError) -> SinkStore.Verdict in
                 try store.keep(body, key: key, ifMatch: ifMatch, commit: true)
             }
             let response = verdict.response(key: key)
@@ -140,7 +135,7 @@ struct SinkStore {
     let new: DirectoryHandle
     let etags: DirectoryHandle
     let root: DirectoryHandle
-    var counter = 0
+    var stagingNames = StagingNames()
 
     enum Verdict: Equatable {
         case stored(etag: String)
@@ -166,7 +161,9 @@ struct SinkStore {
     }
 
     /// The verdict for storing `body` under `key`; with `commit`, stores it.
-    mutating func keep(_ body: [UInt8], key: DeliveryKey, ifMatch: String?, commit: Bool) throws(Errno) -> Verdict {
+    mutating func keep(_ body: [UInt8], key: DeliveryKey, ifMatch: String?, commit: Bool) throws(SystemError)
+        -> Verdict
+    {
         let name = FileName("\(key).json")
         if let existing = try new.status(of: name), Timestamp.now() - existing.modified < Sink.keyLifetime {
             let stored = try new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
@@ -177,7 +174,7 @@ struct SinkStore {
         let recordID = (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
             .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
         if let ifMatch {
-            let current = try recordID.flatMap { id throws(Errno) in try currentETag(of: id) }
+            let current = try recordID.flatMap { id throws(SystemError) in try currentETag(of: id) }
             let offered = ifMatch.split(separator: ",").map { Self.bareTag(String($0)) }
             guard let current, offered.contains(current) || offered.contains("*") else {
                 return .preconditionFailed(current: current)
@@ -190,7 +187,7 @@ struct SinkStore {
         return .stored(etag: etag)
     }
 
-    func currentETag(of id: RecordID) throws(Errno) -> String? {
+    func currentETag(of id: RecordID) throws(SystemError) -> String? {
         guard try etags.contains(FileName(id.value)) else { return nil }
         return String(decoding: try etags.openFile(FileName(id.value), flags: O_RDONLY).read(upTo: 128), as: UTF8.self)
     }
@@ -202,14 +199,9 @@ struct SinkStore {
         return tag
     }
 
-    /// tmp/, fsync, rename, fsync: a stored record survives a crash whole.
-    mutating func write(_ bytes: [UInt8], as name: FileName, into directory: DirectoryHandle) throws(Errno) {
-        counter += 1
-        let staged = FileName("\(Timestamp.now().compact).\(getpid())_\(counter).\(name)")
-        let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o640)
-        try file.write(bytes)
-        try file.sync()
-        try tmp.rename(staged, to: directory, as: name)
-        try directory.sync()
+    /// tmp/, fsync, rename, fsync (`writeAtomically`): a stored record
+    /// survives a crash whole.
+    mutating func write(_ bytes: [UInt8], as name: FileName, into directory: DirectoryHandle) throws(SystemError) {
+        try tmp.writeAtomically(bytes, as: name, in: directory, staged: stagingNames.next(for: name))
     }
 }

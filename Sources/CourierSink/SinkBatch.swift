@@ -16,7 +16,7 @@ extension Sink {
         let atomic = request.target.contains("atomic=true")
         let items = JSONSplice.arrayElements(list)
         do {
-            let results = try store.withLock { store throws(Errno) -> [(String, String)] in
+            let results = try store.withLock { store throws(SystemError) -> [(String, String)] in
                 var verdicts: [(key: String, status: String)] = []
                 var parsed: [(DeliveryKey, [UInt8], String?)?] = []
                 for item in items {

@@ -48,12 +48,12 @@ extension Spool {
                 return (.refused(Self.tooLarge(bytes.count, limit: limit)), nil)
             }
             return (.read(bytes), file)
-        } catch let error where error == .noSuchFile {
+        } catch let error where error.errno == .noSuchFile {
             return (.vanished, nil)
-        } catch let error where error == Errno(ELOOP) {
+        } catch let error where error.errno == Errno(ELOOP) {
             return (.refused("not a regular file (symbolic link); it was not followed or read"), nil)
         } catch {
-            return (.refused("unreadable: \(error)"), nil)
+            return (.refused("unreadable: \(error.errno)"), nil)
         }
     }
 }

@@ -42,18 +42,18 @@ public final class Ledger {
             if text[day] == nil { days.append(day) }
             text[day, default: []] += Array(line.formatted.utf8)
         }
-        var touched: [(day: String, file: FileDescriptor)] = []
+        var touched: [FileDescriptor] = []
         for day in days {
             let file = try dayFile(day)
-            try write(text[day] ?? [], to: file, day: day)
-            touched.append((day, file))
+            try write(text[day] ?? [], to: file)
+            touched.append(file)
         }
-        for (day, file) in touched {
+        for file in touched {
             do {
-                try faults?.check(.sync)
+                try faults?.check(.sync, path: file.path)
                 try file.sync()
             } catch {
-                throw .operation("sync", path: "ledger/\(day).tsv", error)
+                throw SpoolError(error)
             }
         }
         for line in redacted { log.record(line) }
@@ -63,10 +63,10 @@ public final class Ledger {
         try append([line])
     }
 
-    private func write(_ bytes: [UInt8], to file: FileDescriptor, day: String) throws(SpoolError) {
-        let result: Result<Void, Errno> = file.whileLocked { () -> Result<Void, Errno> in
+    private func write(_ bytes: [UInt8], to file: FileDescriptor) throws(SpoolError) {
+        let result: Result<Void, SystemError> = file.whileLocked { () -> Result<Void, SystemError> in
             var start = 0
-            do throws(Errno) {
+            do throws(SystemError) {
                 start = try file.status().size
                 if mayEndTorn, start > 0, try file.byte(at: start - 1) != 0x0A {
                     try file.write([0x0A])
@@ -75,9 +75,9 @@ public final class Ledger {
                 mayEndTorn = false
                 if let tear = faults?.tear(.write) {
                     try file.write(bytes.prefix(bytes.count / 2))
-                    throw tear
+                    throw SystemError("write", path: file.path, tear)
                 }
-                try faults?.check(.write)
+                try faults?.check(.write, path: file.path)
                 try file.write(bytes)
                 return .success(())
             } catch {
@@ -87,7 +87,7 @@ public final class Ledger {
                 return .failure(error)
             }
         }
-        if case .failure(let error) = result { throw .operation("append to", path: "ledger/\(day).tsv", error) }
+        if case .failure(let error) = result { throw .operation("append to", path: file.path, error.errno) }
     }
 
     private func dayFile(_ day: String) throws(SpoolError) -> FileDescriptor {
@@ -102,7 +102,7 @@ public final class Ledger {
             // A new day file must survive a crash as a directory entry too.
             if !existed { try directory.sync() }
         } catch {
-            throw .operation("open", path: "ledger/\(day).tsv", error)
+            throw SpoolError(error)
         }
         openDay = (day, file)
         // Another process may have left this file torn.
@@ -113,7 +113,7 @@ public final class Ledger {
     /// The day files, oldest first: `YYYY-MM-DD.tsv`.
     public static func dayFiles(in directory: DirectoryHandle) throws(SpoolError) -> [(day: String, name: FileName)] {
         let names: [FileName]
-        do { names = try directory.sortedNames() } catch { throw .operation("list", path: "ledger/", error) }
+        do { names = try directory.sortedNames() } catch { throw SpoolError(error) }
         return names.compactMap { name in
             guard let text = name.string, text.hasSuffix(".tsv") else { return nil }
             let day = String(text.dropLast(4))
@@ -140,7 +140,7 @@ public final class Ledger {
                 let file = try directory.openFile(name, flags: O_RDONLY)
                 bytes = try file.read(upTo: Int.max)
             } catch {
-                throw .operation("read", path: "ledger/\(name)", error)
+                throw SpoolError(error)
             }
             let text = String(decoding: bytes, as: UTF8.self)
             let lines = text.split(separator: "\n", omittingEmptySubsequences: true)

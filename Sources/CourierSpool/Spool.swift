@@ -11,7 +11,7 @@ public final class Spool {
     /// `.courier/`: locks and small state files.
     public let control: DirectoryHandle
     private let queued, awaitingRoute, sending, sent, failed, needsAttention: DirectoryHandle
-    private var uniqueCounter = 0
+    private var stagingNames = StagingNames()
     /// Tests' fault injection; nil in production.
     public var faults: FaultPlan?
 
@@ -24,7 +24,7 @@ public final class Spool {
         do {
             root = try DirectoryHandle.open(path: path)
         } catch {
-            throw .notASpool(path: path, missing: path, error)
+            throw .notASpool(path: path, missing: path, error.errno)
         }
         let root = self.root
         tmp = try Self.openFolder(Self.tmpName, in: root, spool: path)
@@ -38,13 +38,15 @@ public final class Spool {
         needsAttention = try Self.openFolder(SpoolState.needsAttention.rawValue, in: root, spool: path)
     }
 
+    /// A folder of the spool, named in messages relative to the spool
+    /// (`queued/X`), as operators know it.
     private static func openFolder(_ name: String, in root: DirectoryHandle, spool path: String) throws(SpoolError)
         -> DirectoryHandle
     {
         do {
-            return try root.openDirectory(FileName(name))
+            return try root.openDirectory(FileName(name), as: name)
         } catch {
-            throw .notASpool(path: path, missing: name + "/", error)
+            throw .notASpool(path: path, missing: name + "/", error.errno)
         }
     }
 
@@ -53,23 +55,18 @@ public final class Spool {
     @discardableResult
     public static func create(at path: String) throws(SpoolError) -> Spool {
         var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o750) != 0 && errno != EEXIST {
-                throw .operation("create directory", path: prefix, .current)
+        do throws(SystemError) {
+            for component in path.split(separator: "/") {
+                prefix += "/" + component
+                try PathOperations.makeDirectory(prefix, mode: 0o750)
             }
-        }
-        let root: DirectoryHandle
-        do { root = try DirectoryHandle.open(path: path) } catch { throw .operation("open", path: path, error) }
-        let names = [tmpName, ledgerName, controlName] + SpoolState.allCases.map(\.rawValue)
-        for name in names {
-            do {
+            let root = try DirectoryHandle.open(path: path)
+            let names = [tmpName, ledgerName, controlName] + SpoolState.allCases.map(\.rawValue)
+            for name in names {
                 try root.makeDirectory(FileName(name), mode: 0o750)
-            } catch  where error == .fileExists {
-                continue
-            } catch {
-                throw .operation("create directory", path: path + "/" + name, error)
             }
+        } catch {
+            throw SpoolError(error)
         }
         return try Spool(path: path)
     }
@@ -91,7 +88,7 @@ public final class Spool {
             do {
                 if try directory(state).contains(name) { return state }
             } catch {
-                throw .operation("look up", path: "\(state.rawValue)/\(name)", error)
+                throw SpoolError(error)
             }
         }
         return nil
@@ -102,11 +99,14 @@ public final class Spool {
     public func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError)
     {
         let target = newName ?? name
+        let source = directory(from)
+        let destination = directory(to)
         do {
             try faults?.check(.rename)
-            try directory(from).rename(name, to: directory(to), as: target)
+            try source.rename(name, to: destination, as: target)
         } catch {
-            throw .rename(from: "\(from.rawValue)/\(name)", to: "\(to.rawValue)/\(target)", error)
+            // A planned fault has no names of its own; the rename's are these.
+            throw .rename(from: source.displayPath(of: name), to: destination.displayPath(of: target), error.errno)
         }
     }
 
@@ -114,87 +114,87 @@ public final class Spool {
     public func sync(_ states: some Sequence<SpoolState>) throws(SpoolError) {
         for state in Set(states) {
             do {
-                try faults?.check(.sync)
+                try faults?.check(.sync, path: directory(state).displayPath)
                 try directory(state).sync()
             } catch {
-                throw .operation("sync", path: state.rawValue + "/", error)
+                throw SpoolError(error)
             }
         }
     }
 
-    /// The maildir way to make a new file appear whole: write under tmp/,
-    /// fsync, rename into place, fsync the directory. A crash leaves at most
-    /// a leftover in tmp/, which prune removes after 36 hours.
+    /// The maildir way to make a new file appear whole (`writeAtomically`):
+    /// write under tmp/, fsync, rename into place, fsync the directory. A
+    /// crash leaves at most a leftover in tmp/, which prune removes after
+    /// 36 hours.
     public func deliverNewFile(_ bytes: [UInt8], named name: FileName, into state: SpoolState) throws(SpoolError) {
-        try deliverNewFile(bytes, named: name, into: directory(state), label: state.rawValue)
+        try deliverNewFile(bytes, named: name, into: directory(state))
     }
 
+    /// The same into any directory of the spool's file system (`.courier/`,
+    /// `catalogs/NAME/`); without `syncDirectory` the caller fsyncs it once
+    /// for many files.
     public func deliverNewFile(
-        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, label: String,
-        syncDirectory: Bool = true
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, syncDirectory: Bool = true
     ) throws(SpoolError) {
-        let staged = try stageFile(bytes, for: name)
         do {
-            try faults?.check(.rename)
-            try tmp.rename(staged, to: directory, as: name)
+            try tmp.writeAtomically(
+                bytes, as: name, in: directory, staged: stagingNames.next(for: name), syncDirectory: syncDirectory,
+                faults: faults)
         } catch {
-            try? tmp.remove(staged)
-            throw .rename(from: "tmp/\(staged)", to: "\(label)/\(name)", error)
-        }
-        guard syncDirectory else { return }
-        do {
-            try faults?.check(.sync)
-            try directory.sync()
-        } catch {
-            throw .operation("sync", path: label + "/", error)
+            throw SpoolError(error)
         }
     }
 
     /// The first half of the maildir way: the bytes written under `tmp/` and
     /// fsynced, under a unique name that is returned for the rename.
     public func stageFile(_ bytes: [UInt8], for name: FileName) throws(SpoolError) -> FileName {
-        let staged = uniqueTemporaryName(for: name)
-        do {
-            let file = try tmp.openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o640)
-            try faults?.check(.write)
-            try file.write(bytes)
-            try faults?.check(.sync)
-            try file.sync()
-        } catch {
-            try? tmp.remove(staged)
-            throw .operation("write", path: "tmp/\(staged)", error)
-        }
+        let staged = stagingNames.next(for: name)
+        do { try tmp.stage(bytes, as: staged, faults: faults) } catch { throw SpoolError(error) }
         return staged
     }
 
     /// `TIME.PID_N.NAME`, unique per process and call, as maildir names are.
     package func uniqueTemporaryName(for name: FileName) -> FileName {
-        uniqueCounter += 1
-        let prefix = "\(Timestamp.now().compact).\(getpid())_\(uniqueCounter)."
-        return FileName(bytes: Array(prefix.utf8) + name.bytes.prefix(160))
+        stagingNames.next(for: name)
     }
 
     /// Reads a whole small file from a state folder; a file over `limit`
     /// bytes is refused (EFBIG), never returned cut short.
     public func read(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> [UInt8] {
-        do throws(Errno) {
-            let file = try directory(state).openFile(name, flags: O_RDONLY)
+        let folder = directory(state)
+        do throws(SystemError) {
+            let file = try folder.openFile(name, flags: O_RDONLY)
             let bytes = try file.read(upTo: limit + 1)
-            guard bytes.count <= limit else { throw Errno(EFBIG) }
+            guard bytes.count <= limit else { throw SystemError("read", path: file.path, Errno(EFBIG)) }
             return bytes
         } catch {
-            throw .operation("read", path: "\(state.rawValue)/\(name)", error)
+            throw .operation("read", path: folder.displayPath(of: name), error.errno)
         }
     }
 
     /// Replaces a small state file in `.courier/` atomically.
     public func writeControlFile(_ name: String, _ bytes: [UInt8]) throws(SpoolError) {
-        try deliverNewFile(bytes, named: FileName(name), into: control, label: Self.controlName)
+        try deliverNewFile(bytes, named: FileName(name), into: control)
     }
 
+    /// A small state file in `.courier/`; nil when it does not exist yet.
+    /// Any other failure is thrown: a journal or state file that cannot be
+    /// read must not pass for one never written.
+    public func controlFile(_ name: String, limit: Int = 64 << 20) throws(SpoolError) -> [UInt8]? {
+        do {
+            return try control.openFile(FileName(name), flags: O_RDONLY).read(upTo: limit)
+        } catch let error where error.errno == .noSuchFile {
+            return nil
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+
+    /// `controlFile` for notes that are only shown to people (the last
+    /// round, the notifier's health): one that cannot be read is shown as
+    /// absent rather than failing the command that shows it.
     public func readControlFile(_ name: String, limit: Int = 64 << 20) -> [UInt8]? {
-        guard let file = try? control.openFile(FileName(name), flags: O_RDONLY) else { return nil }
-        return try? file.read(upTo: limit)
+        try? controlFile(name, limit: limit)
     }
 
     /// One round at a time per spool: an exclusive flock on
@@ -207,7 +207,7 @@ public final class Spool {
             if try file.lockExclusively(wait: wait) { return RoundLock(file: file) }
             return nil
         } catch {
-            throw .operation("lock", path: "\(Self.controlName)/round.lock", error)
+            throw .operation("lock", path: control.displayPath(of: name), error.errno)
         }
     }
 }

@@ -7,6 +7,17 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
     case operation(String, path: String, Errno)
     case rename(from: String, to: String, Errno)
 
+    /// A failed call with the context the directory handle gave it: a
+    /// rename stays a rename (its EXDEV advice included), anything else is
+    /// an operation on one file.
+    public init(_ error: SystemError) {
+        if let destination = error.destination {
+            self = .rename(from: error.path, to: destination, error.errno)
+        } else {
+            self = .operation(error.operation, path: error.path, error.errno)
+        }
+    }
+
     public var description: String {
         switch self {
         case .notASpool(let path, let missing, let error):
@@ -21,6 +32,13 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The errno behind the failure.
+    public var errno: Errno {
+        switch self {
+        case .notASpool(_, _, let error), .operation(_, _, let error), .rename(_, _, let error): return error
+        }
+    }
+
     /// Worth trying again later (sysexits 75) rather than a setup fault.
     public var isTemporary: Bool {
         switch self {
@@ -28,5 +46,19 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
         case .operation(_, _, let error), .rename(_, _, let error):
             return [Errno.noSpace, Errno(5), Errno(11), Errno(122)].contains(error)
         }
+    }
+}
+
+// Transitional: call sites that still name the operation and path by hand
+// (CourierRound, until its stages are rewritten) keep compiling and keep
+// their words; the errno comes from the handle's error. New code writes
+// `SpoolError(error)` and lets the handle name the file.
+extension SpoolError {
+    public static func operation(_ what: String, path: String, _ error: SystemError) -> SpoolError {
+        .operation(what, path: path, error.errno)
+    }
+
+    public static func rename(from: String, to: String, _ error: SystemError) -> SpoolError {
+        .rename(from: from, to: to, error.errno)
     }
 }

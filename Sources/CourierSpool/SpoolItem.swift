@@ -28,7 +28,7 @@ extension Spool {
                 visit(SpoolItem(name: name, state: state, entry: EntryName(fileName: name)))
             }
         } catch {
-            throw .operation("list", path: state.rawValue + "/", error)
+            throw SpoolError(error)
         }
     }
 
@@ -41,7 +41,7 @@ extension Spool {
                 let stream = try directory(state).entries()
                 while try stream.next() != nil { count += 1 }
             } catch {
-                throw .operation("list", path: state.rawValue + "/", error)
+                throw SpoolError(error)
             }
             counts[state] = count
         }

@@ -4,13 +4,13 @@ import CourierConfig
 /// One blocking request on its own easy handle: what a catalog sync needs
 /// (one page at a time), with the same TLS and redirect rules as delivery.
 package struct HTTPFetch {
-    let timeout: Duration
+    let options: CurlOptions
     let headers: [HTTPHeaderField]
     /// The largest answer read; a catalog page is far smaller.
     static let answerLimit = 64 << 20
 
-    package init(timeout: Duration, headers: [HTTPHeaderField]) {
-        self.timeout = timeout
+    package init(options: CurlOptions, headers: [HTTPHeaderField]) {
+        self.options = options
         self.headers = headers
     }
 
@@ -41,16 +41,10 @@ package struct HTTPFetch {
         let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errors.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         defer { errors.deallocate() }
+        try options.apply(to: easy, errorBuffer: errors)
         try easy.set(CURLOPT_URL, url)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_NOSIGNAL, 1)
-        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
-        try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
-        try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
-        try easy.set(CURLOPT_TIMEOUT_MS, Int(timeout.milliseconds))
         try easy.set(CURLOPT_ACCEPT_ENCODING, "")
         try easy.set(CURLOPT_HTTPHEADER, list: list.list)
-        try easy.set(CURLOPT_ERRORBUFFER, pointer: errors)
         if let body {
             try easy.set(CURLOPT_POST, 1)
             try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))

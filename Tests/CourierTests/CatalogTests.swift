@@ -99,7 +99,7 @@ import Testing
         let acks = try String(contentsOfFile: directory.path + "/sink/acks.tsv", encoding: .utf8).split(separator: "\n")
         #expect(acks.count == 2)
         #expect(acks.last?.hasSuffix("\ttest-device\tproducts\t5002") == true)
-        #expect(CatalogState.load(SubscriberName("products")!, in: spool.spool).since == 5002)
+        #expect(try CatalogState.load(SubscriberName("products")!, in: spool.spool).since == 5002)
     }
 
     @Test func threeFailedSyncsInARowMakeTheNextOneFull() throws {
@@ -114,14 +114,14 @@ import Testing
         ]
         for attempt in 1...3 {
             #expect(throws: CatalogError.self) { try Self.sync(spool) }
-            #expect(CatalogState.load(good.name, in: spool.spool).failures == attempt)
+            #expect(try CatalogState.load(good.name, in: spool.spool).failures == attempt)
         }
         spool.configuration.catalogs = [good]
         let report = try Self.sync(spool)
         #expect(report.full)
         #expect(report.removedByFullSync == 1)
         #expect(!(try Self.local(spool)).contains("stray.json"))
-        let state = CatalogState.load(good.name, in: spool.spool)
+        let state = try CatalogState.load(good.name, in: spool.spool)
         #expect(state.failures == 0 && state.syncing == nil)
         #expect(try spool.ledger().filter { $0.event == .catalogFailed }.count == 3)
         withExtendedLifetime(directory) {}
@@ -150,7 +150,7 @@ import Testing
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         gate.open()
-        let interrupted = CatalogState.load(catalog.name, in: spool.spool)
+        let interrupted = try CatalogState.load(catalog.name, in: spool.spool)
         #expect(interrupted.syncing != nil, "the kill landed after the sync finished: the test proved nothing")
         let pagesBefore = server.requests.count
         #expect(pagesBefore == 5)
@@ -163,7 +163,7 @@ import Testing
         // Twenty pages, at most the one in flight at the kill fetched twice.
         #expect(server.requests.filter { $0.method == "GET" }.count <= 21)
         #expect(try Self.local(spool) == Set((0..<2000).map { "p-\($0).json" }))
-        #expect(CatalogState.load(catalog.name, in: spool.spool).since == 2999)
+        #expect(try CatalogState.load(catalog.name, in: spool.spool).since == 2999)
         let status = try binary.run(["--config", config, "catalog", "status"])
         #expect(status.output.hasPrefix("products\t2999\t"))
     }

@@ -114,4 +114,27 @@ import Testing
         // One directory fsync per group: 12 MiB in groups of at most 4 MiB.
         #expect(report.groups >= 3, "\(report.groups) groups")
     }
+
+    /// The metrics file is written the one atomic way (`writeAtomically`):
+    /// staged with its own fsync, renamed, and its directory fsynced; a
+    /// failed rename leaves the old file and no staged leftover.
+    @Test func theMetricsFileIsSyncedAndRenamed() throws {
+        let spool = try TemporarySpool(subscribers: [])
+        let directory = TemporaryDirectory("metrics")
+        let path = directory.path + "/courier.prom"
+        let counter = FaultPlan()
+        spool.spool.faults = counter
+        try MetricsFile(path: path, spool: spool.spool).write(summary: nil, exitStatus: 0)
+        #expect(counter.counts[.sync] == 2, "the file and its directory: \(counter.counts)")
+        #expect(counter.counts[.rename] == 1)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("courier_items"))
+
+        try Data("old\n".utf8).write(to: URL(fileURLWithPath: path))
+        spool.spool.faults = FaultPlan(failing: .rename, at: 1, with: .noSpace)
+        #expect(throws: SpoolError.self) {
+            try MetricsFile(path: path, spool: spool.spool).write(summary: nil, exitStatus: 0)
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "old\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["courier.prom"])
+    }
 }

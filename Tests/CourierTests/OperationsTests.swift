@@ -146,7 +146,7 @@ import Testing
             try spool.spool.directory(state).setModified(FileName(name), to: now - .seconds(age * day))
         }
         for (name, hours) in [("leftover.1", 40), ("fresh.2", 2)] as [(String, Int64)] {
-            try spool.spool.deliverNewFile(Array("x".utf8), named: FileName(name), into: spool.spool.tmp, label: "tmp")
+            try spool.spool.deliverNewFile(Array("x".utf8), named: FileName(name), into: spool.spool.tmp)
             try spool.spool.tmp.setModified(FileName(name), to: now - .seconds(hours * 3600))
         }
         let dry = try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: true).run()

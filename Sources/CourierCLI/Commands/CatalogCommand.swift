@@ -27,7 +27,7 @@ enum CatalogCommand {
             throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")")
         }
         if action == "status" {
-            status(catalogs, spool: spool, json: json, output: invocation.output)
+            try status(catalogs, spool: spool, json: json, output: invocation.output)
             return
         }
         var failed = false
@@ -50,12 +50,13 @@ enum CatalogCommand {
         if failed { throw .reported(.temporary) }
     }
 
-    static func status(_ catalogs: [Catalog], spool: Spool, json: Bool, output: Output) {
+    static func status(_ catalogs: [Catalog], spool: Spool, json: Bool, output: Output) throws(CLIError) {
         let now = Timestamp.now()
         var rows: [[String]] = []
         var objects: [[String: Any]] = []
         for catalog in catalogs {
-            let state = CatalogState.load(catalog.name, in: spool)
+            let state: CatalogState
+            do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
             let age = state.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { Age.describe(now - $0) } ?? "never"
             let next =
                 state.failures >= CatalogSync.failuresBeforeFullSync ? "full" : state.since == nil ? "full" : "delta"

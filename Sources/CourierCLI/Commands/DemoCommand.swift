@@ -47,11 +47,10 @@ enum DemoCommand {
     }
 
     private static func setUp() throws(CLIError) -> Demo {
-        var template = Array("/tmp/courier-demo-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw .io("unable to create a temporary directory: \(Errno.current)")
+        let base: String
+        do { base = try PathOperations.makeTemporaryDirectory(template: "/tmp/courier-demo-XXXXXX") } catch {
+            throw .io(error.description)
         }
-        let base = String(cString: made)
 
         let archive = try startSink(at: base + "/sink-archive")
         let coach = try startSink(at: base + "/sink-coach")
@@ -125,6 +124,8 @@ enum DemoCommand {
         output.line("== courier status")
         _ = CourierCommandLine.run(prefix + ["status"], environment: invocation.environment)
         output.line()
+        // What follows only shows the demo's results; a folder or file that
+        // cannot be read is shown empty rather than ending the tour.
         output.line("== the spool (ls spool/*/)")
         for state in SpoolState.attentionFirst {
             let names = (try? spool.directory(state).sortedNames()) ?? []

@@ -19,7 +19,9 @@ enum PruneCommand {
         if let retention {
             keep = retention
         } else {
-            keep = try configuredRetention(invocation)
+            // A broken configuration must not prune with the default in
+            // place of the retention it meant; only a missing one falls back.
+            keep = try invocation.configurationIfAny(readingSecrets: false)?.retention ?? Configuration.defaultRetention
         }
         let report: PruneReport
         do { report = try Pruner(spool: spool, retention: keep, dryRun: dryRun).run() } catch { throw .spool(error) }
@@ -30,17 +32,5 @@ enum PruneCommand {
         invocation.output.line(
             "\(verb) \(report.ledgerFiles.count) ledger files, \(report.sentEntries.count) sent entries, "
                 + "\(report.temporaryLeftovers.count) tmp leftovers (retention \(Units.describe(keep)))")
-    }
-
-    /// `retention` from the configuration; the default when there is no
-    /// configuration at all (`--spool` alone). A configuration that exists
-    /// but is broken is an error, never a silent 183 days.
-    private static func configuredRetention(_ invocation: Invocation) throws(CLIError) -> Duration {
-        do {
-            return try invocation.configuration(readingSecrets: false).retention
-        } catch {
-            if case .config(.notFound) = error { return Configuration.defaultRetention }
-            throw error
-        }
     }
 }

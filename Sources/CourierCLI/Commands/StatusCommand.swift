@@ -44,15 +44,24 @@ enum StatusCommand {
         }
         var configuration: Configuration?
         var problem: String?
-        do { configuration = try invocation.configuration(readingSecrets: false) } catch {
+        // A spool given with --spool and no configuration at all is fine; a
+        // configuration that exists but is broken is said, and the spool
+        // is still shown.
+        do { configuration = try invocation.configurationIfAny(readingSecrets: false) } catch {
             problem = error.message ?? "the configuration cannot be read"
         }
         let notifier = Notifier.health(in: spool)
+        var catalogs: [(SubscriberName, CatalogState)] = []
+        for catalog in configuration?.catalogs ?? [] {
+            do { catalogs.append((catalog.name, try CatalogState.load(catalog.name, in: spool))) } catch {
+                throw .spool(error)
+            }
+        }
         return Report(
             spool: spool.path, counts: counts, attention: attention.sorted(), last: Round.lastSummary(in: spool),
             next: Schedule.nextBackgroundRound(), notifier: notifier,
             notifierText: describe(notifier, configuration: configuration),
-            catalogs: (configuration?.catalogs ?? []).map { ($0.name, CatalogState.load($0.name, in: spool)) },
+            catalogs: catalogs,
             configurationProblem: problem)
     }
 

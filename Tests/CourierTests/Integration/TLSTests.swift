@@ -66,6 +66,15 @@ import Testing
     static let serverScript = """
         import http.server, ssl, sys
         class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                with open("received", "a") as log:
+                    log.write(self.path + "\\n")
+                page = b'{"upserts":[{"id":"p-1","name":"one"}],"tombstones":[],"nextCursor":null,"version":7}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with open("received", "a") as log:
@@ -158,5 +167,34 @@ import Testing
         try spool.runRound()
         #expect(try spool.names(in: .sent) == ["ok-1@tls.json"], "\((try? spool.ledgerText()) ?? "")")
         #expect(Self.received(in: directory.path) == "/hook\n")
+    }
+
+    /// A catalog's requests follow the same TLS rules as a subscriber's
+    /// (`CurlOptions`): its own CA file is trusted, and without it the same
+    /// server is refused.
+    @Test(arguments: [true, false])
+    func catalogsUseTheirCAFile(trusted: Bool) throws {
+        let directory = TemporaryDirectory("tls")
+        try Self.certificates(in: directory.path)
+        let (server, port) = try Self.server(cert: "leaf.pem", key: "leaf.key", in: directory.path)
+        defer {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        let spool = try TemporarySpool(subscribers: [])
+        let catalog = Catalog(
+            name: try #require(SubscriberName("products")), url: "https://127.0.0.1:\(port)/catalogs/products",
+            caFile: trusted ? directory.path + "/ca.pem" : nil)
+        spool.configuration.catalogs = [catalog]
+        let sync = CatalogSync(spool: spool.spool, configuration: spool.configuration, catalog: catalog)
+        if trusted {
+            let report = try sync.run(full: false)
+            #expect(report.version == 7)
+            #expect(FileManager.default.fileExists(atPath: spool.path + "/catalogs/products/p-1.json"))
+            #expect(Self.received(in: directory.path).hasPrefix("/catalogs/products/delta?"))
+        } else {
+            #expect(throws: (any Error).self) { try sync.run(full: false) }
+            #expect(Self.received(in: directory.path).isEmpty, "a request went to a server that did not verify")
+        }
     }
 }
