@@ -130,9 +130,14 @@ class Bench:
         spool = os.path.join(self.work, name)
         shutil.rmtree(spool, ignore_errors=True)
         subprocess.run([self.courier, "--spool", spool, "init"], check=True, stdout=subprocess.DEVNULL)
+        # As a script drops records: write into tmp/, rename into queued/.
+        # (Not hard links: courier refuses files with a second name, as
+        # Postfix's pickup does.) Done before timing starts.
         queued = os.path.join(spool, "queued")
+        tmp = os.path.join(spool, "tmp")
         for entry in os.scandir(source):
-            os.link(entry.path, os.path.join(queued, entry.name))
+            shutil.copyfile(entry.path, os.path.join(tmp, entry.name))
+            os.rename(os.path.join(tmp, entry.name), os.path.join(queued, entry.name))
         return spool
 
     def courier_trial(self, source, n):

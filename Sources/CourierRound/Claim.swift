@@ -67,7 +67,7 @@ struct Claimer {
             do {
                 if try spool.directory(state).contains(entry.fileName) { settled = state }
             } catch {
-                throw .spool(.operation("look up", path: "\(state.rawValue)/\(entry)", error))
+                throw .spool(SpoolError(error))
             }
         }
         guard let settled else { return nil }

@@ -31,7 +31,7 @@ final class DeliveryFeed {
 
     init(spool: Spool) throws(RoundError) {
         do { stream = try spool.directory(.queued).entries() } catch {
-            throw .spool(.operation("list", path: "queued/", error))
+            throw .spool(SpoolError(error))
         }
     }
 
@@ -60,7 +60,7 @@ final class DeliveryFeed {
     ) throws(RoundError) {
         while !done && count < Self.limit && hungry() {
             let name: FileName?
-            do { name = try stream.next() } catch { throw .spool(.operation("list", path: "queued/", error)) }
+            do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
             guard let name else {
                 done = true
                 return

@@ -56,7 +56,7 @@ package enum FlaggedName {
                 counter += 1
             }
         } catch {
-            throw .operation("look up", path: "needsAttention/\(candidate)", error)
+            throw SpoolError(error)
         }
         return candidate
     }

@@ -54,14 +54,14 @@ package struct Intake {
         var report = IntakeReport()
         let stream: DirectoryStream
         do { stream = try spool.directory(.queued).entries() } catch {
-            throw .operation("list", path: "queued/", error)
+            throw SpoolError(error)
         }
         var group: [Accepted] = []
         var groupBytes = 0
         var planned: [EntryName: [UInt8]] = [:]
         while true {
             let name: FileName?
-            do { name = try stream.next() } catch { throw .operation("list", path: "queued/", error) }
+            do { name = try stream.next() } catch { throw SpoolError(error) }
             guard let name else { break }
             if EntryName(fileName: name) != nil { continue }
             if let accepted = try take(name, planned: &planned, into: &report) {
@@ -104,7 +104,7 @@ package struct Intake {
     {
         let status: FileStatus?
         do { status = try spool.directory(.queued).status(of: name) } catch {
-            throw .operation("look at", path: "queued/\(name)", error)
+            throw SpoolError(error)
         }
         guard let status else { return nil }
         guard status.kind == .regular else {
@@ -212,7 +212,7 @@ package struct Intake {
         case .vanished: break
         case .read(let earlier) where earlier == record.bytes:
             do { try spool.directory(.queued).remove(name) } catch {
-                throw .operation("remove", path: "queued/\(name)", error)
+                throw SpoolError(error)
             }
             report.duplicates += 1
             return
@@ -228,7 +228,7 @@ package struct Intake {
                 time: now, round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
                 detail: "route for \(workout) from \(FlaggedName.printable(name))"))
         do { try spool.directory(.queued).remove(name) } catch {
-            throw .operation("remove", path: "queued/\(name)", error)
+            throw SpoolError(error)
         }
     }
 }

@@ -37,7 +37,7 @@ struct IntakeCommit {
                 try spool.faults?.check(.rename)
                 try spool.tmp.rename(temporary, to: spool.directory(target), as: entry.fileName)
             } catch {
-                throw .rename(from: "tmp/\(temporary)", to: "\(target.rawValue)/\(entry.fileName)", error)
+                throw SpoolError(error)
             }
             renamed += 1
         }
@@ -60,7 +60,7 @@ struct IntakeCommit {
             try spool.faults?.check(.sync)
             if taken.count == 1 { try first.file.sync() } else { try spool.directory(.queued).syncFileSystem() }
         } catch {
-            throw .operation("sync", path: "queued/\(first.name)", error)
+            throw SpoolError(error)
         }
     }
 
@@ -87,7 +87,7 @@ struct IntakeCommit {
         let queued = spool.directory(.queued)
         guard let first = accepted.entries.first else {
             do { try queued.remove(accepted.name) } catch {
-                throw .operation("remove", path: "queued/\(accepted.name)", error)
+                throw SpoolError(error)
             }
             return
         }

@@ -98,10 +98,10 @@ struct Recovery {
     /// any other way, are left to prune.
     private func removeDeadWritersLeftovers() throws(SpoolError) {
         let names: [FileName]
-        do { names = try spool.tmp.sortedNames() } catch { throw .operation("list", path: "tmp/", error) }
+        do { names = try spool.tmp.sortedNames() } catch { throw SpoolError(error) }
         for name in names {
             guard let pid = Self.writer(of: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            do { try spool.tmp.remove(name) } catch { throw .operation("remove", path: "tmp/\(name)", error) }
+            do { try spool.tmp.remove(name) } catch { throw SpoolError(error) }
         }
     }
 
@@ -127,7 +127,7 @@ struct Recovery {
         try removeDeadWritersLeftovers()
         let names: [FileName]
         do { names = try spool.directory(.sending).sortedNames() } catch {
-            throw .operation("list", path: "sending/", error)
+            throw SpoolError(error)
         }
         guard !names.isEmpty else { return 0 }
         let now = Timestamp.now()

@@ -40,7 +40,7 @@ struct RouteStep {
         var report = RouteReport()
         let waiting: [FileName]
         do { waiting = try spool.directory(.awaitingRoute).sortedNames() } catch {
-            throw .operation("list", path: "awaitingRoute/", error)
+            throw SpoolError(error)
         }
         var routes: [RecordID: FileName] = [:]
         var workouts: [RecordID: [EntryName]] = [:]
@@ -74,7 +74,7 @@ struct RouteStep {
             workouts[id] = nil
             if allAttached {
                 do { try spool.directory(.awaitingRoute).remove(routeName) } catch {
-                    throw .operation("remove", path: "awaitingRoute/\(routeName)", error)
+                    throw SpoolError(error)
                 }
             } else {
                 // Kept beside its workout for the person who fixes and resends it.
@@ -146,7 +146,7 @@ struct RouteStep {
     {
         let status: FileStatus?
         do { status = try spool.directory(.awaitingRoute).status(of: name) } catch {
-            throw .operation("look at", path: "awaitingRoute/\(name)", error)
+            throw SpoolError(error)
         }
         guard let status, now - status.modified >= configuration.routeWait else { return }
         try ledger.append(

@@ -48,17 +48,3 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
-
-// Transitional: call sites that still name the operation and path by hand
-// (CourierRound, until its stages are rewritten) keep compiling and keep
-// their words; the errno comes from the handle's error. New code writes
-// `SpoolError(error)` and lets the handle name the file.
-extension SpoolError {
-    public static func operation(_ what: String, path: String, _ error: SystemError) -> SpoolError {
-        .operation(what, path: path, error.errno)
-    }
-
-    public static func rename(from: String, to: String, _ error: SystemError) -> SpoolError {
-        .rename(from: from, to: to, error.errno)
-    }
-}

@@ -80,9 +80,10 @@ package final class HTTPClient: Transport {
     }
 
     private func configure(_ easy: CurlEasy, for request: DeliveryRequest, transfer: Transfer) throws(CurlError) {
+        // TLS, redirects, protocols and timeouts: the same rules as catalogs.
+        try CurlOptions(timeout: timeout, caFile: request.subscriber.caFile).apply(
+            to: easy, errorBuffer: transfer.errorBuffer)
         try easy.set(CURLOPT_URL, request.url)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_NOSIGNAL, 1)
         try easy.set(CURLOPT_POST, 1)
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(request.body.count))
         // COPYPOSTFIELDS: curl keeps its own copy, so the array may go.
@@ -92,14 +93,6 @@ package final class HTTPClient: Transport {
         }
         guard copied == CURLE_OK else { throw CurlError(copied) }
         try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
-        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
-        try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
-        try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let caFile = request.subscriber.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-        try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        try easy.set(CURLOPT_TIMEOUT_MS, Int(timeout.milliseconds))
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout, .seconds(10)).milliseconds))
-        try easy.set(CURLOPT_ERRORBUFFER, pointer: transfer.errorBuffer)
         try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
         try easy.set(
             CURLOPT_WRITEFUNCTION,
