@@ -270,6 +270,6 @@ public struct Configuration: Sendable {
 
 enum DeviceID {
     static func isValid(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(RecordID.isIDByte)
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(NameBytes.isID)
     }
 }

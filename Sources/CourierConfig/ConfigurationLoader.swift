@@ -65,7 +65,7 @@ extension Configuration {
                     guard !value.isEmpty else { throw fail("is empty") }
                     configuration.spool = resolve(value, against: base)
                 case "device-id":
-                    guard DeviceID.isValid(value) else { throw fail("must be 1–64 of [A-Za-z0-9._:-]") }
+                    guard DeviceID.isValid(value) else { throw fail("must be 1–64 of \(NameBytes.idClass)") }
                     configuration.deviceID = value
                 case "notify":
                     guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
@@ -100,14 +100,14 @@ extension Configuration {
             } else if entry.section.hasPrefix("subscriber ") {
                 let rawName = String(entry.section.dropFirst("subscriber ".count)).trimmingSpaces
                 guard let name = SubscriberName(rawName) else {
-                    throw fail("subscriber name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
+                    throw fail("subscriber name `\(rawName)` must be 1–64 of \(NameBytes.wordClass)")
                 }
                 if builders.last?.name != name { builders.append(SubscriberBuilder(name: name, line: entry.line)) }
                 try builders[builders.count - 1].set(entry, base: base, fail: fail)
             } else if entry.section.hasPrefix("catalog ") {
                 let rawName = String(entry.section.dropFirst("catalog ".count)).trimmingSpaces
                 guard let name = SubscriberName(rawName) else {
-                    throw fail("catalog name `\(rawName)` must be 1–64 of [A-Za-z0-9_-]")
+                    throw fail("catalog name `\(rawName)` must be 1–64 of \(NameBytes.wordClass)")
                 }
                 if catalogBuilders.last?.name != name {
                     catalogBuilders.append(CatalogBuilder(name: name, line: entry.line))
@@ -274,7 +274,7 @@ private struct SubscriberBuilder {
                     kinds = Set(words)
                     return
                 }
-                throw fail("`\(bad)` is not a kind (1–64 of [A-Za-z0-9_-])")
+                throw fail("`\(bad)` is not a kind (1–64 of \(NameBytes.wordClass))")
             }
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }

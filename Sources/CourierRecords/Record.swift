@@ -6,10 +6,7 @@ import Foundation
 public enum RecordKind {
     public static let route = "route"
 
-    public static func isValid(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count)
-            && text.utf8.allSatisfy { RecordID.isIDByte($0) && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: ":") }
-    }
+    public static func isValid(_ text: String) -> Bool { NameBytes.isWord(text) }
 }
 
 /// Why a dropped file is not a record, in words for the ledger.
@@ -124,7 +121,7 @@ private struct RecordFields {
     func kind() throws(RecordProblem) -> String {
         guard let raw = field("kind") else { throw .missingField("kind") }
         guard let kind = string(raw), RecordKind.isValid(kind) else {
-            throw .badField("kind", "must be a word of 1–64 [A-Za-z0-9_-]")
+            throw .badField("kind", "must be a word of 1–64 \(NameBytes.wordClass)")
         }
         return kind
     }

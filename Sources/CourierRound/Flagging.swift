@@ -64,7 +64,7 @@ package enum FlaggedName {
     /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
     package static func safeComponent(_ name: FileName) -> String {
         let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in
-            RecordID.isIDByte(byte) && byte != UInt8(ascii: ":") ? byte : UInt8(ascii: "_")
+            NameBytes.isSafeFileName(byte) ? byte : UInt8(ascii: "_")
         }
         return String(decoding: cleaned, as: UTF8.self)
     }

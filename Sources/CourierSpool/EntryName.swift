@@ -18,21 +18,10 @@ public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible 
         if bytes.isEmpty { return "id is empty" }
         if bytes.count > maximumLength { return "id is \(bytes.count) bytes long (at most \(maximumLength))" }
         if bytes.first == UInt8(ascii: ".") { return "id starts with '.'" }
-        if let bad = bytes.first(where: { !isIDByte($0) }) {
-            return "id contains a byte that is not [A-Za-z0-9._:-] (0x\(String(bad, radix: 16)))"
+        if let bad = bytes.first(where: { !NameBytes.isID($0) }) {
+            return "id contains a byte that is not \(NameBytes.idClass) (0x\(String(bad, radix: 16)))"
         }
         return nil
-    }
-
-    package static func isIDByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"),
-            UInt8(ascii: "-"):
-            return true
-        default:
-            return false
-        }
     }
 
     public var description: String { value }
@@ -77,10 +66,7 @@ public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConver
     public let value: String
 
     public init?(_ value: String) {
-        let bytes = value.utf8
-        guard (1...64).contains(bytes.count),
-            bytes.allSatisfy({ RecordID.isIDByte($0) && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: ":") })
-        else { return nil }
+        guard NameBytes.isWord(value) else { return nil }
         self.value = value
     }
 
