@@ -7,38 +7,6 @@ import CourierTransport
 import Foundation
 import Glibc
 
-/// What one `courier catalog sync` did.
-public struct CatalogSyncReport: Sendable {
-    public var session: RoundID
-    public var full = false
-    public var resumed = false
-    public var pages = 0
-    public var upserts = 0
-    public var tombstones = 0
-    public var removedByFullSync = 0
-    public var version: Int64 = 0
-    public var durationMilliseconds: Int64 = 0
-}
-
-public enum CatalogError: Error, Sendable, CustomStringConvertible {
-    case http(catalog: String, url: String, status: Int, answer: String)
-    case transport(catalog: String, url: String, CurlError)
-    case malformed(catalog: String, url: String, String)
-    case spool(SpoolError)
-
-    public var description: String {
-        switch self {
-        case .http(let catalog, let url, let status, let answer):
-            return "catalog \(catalog): \(Redactor.displayURL(url)) answered HTTP \(status): \(answer)"
-        case .transport(let catalog, let url, let error):
-            return "catalog \(catalog): \(Redactor.displayURL(url)): \(error)"
-        case .malformed(let catalog, let url, let reason):
-            return "catalog \(catalog): \(Redactor.displayURL(url)): \(reason)"
-        case .spool(let error): return error.description
-        }
-    }
-}
-
 /// Pulls a catalog's deltas page by page into `spool/catalogs/NAME/ID.json`
 /// (docs/design.md §8). The server wins: its upserts replace local files, its
 /// tombstones delete them. Each page is first written to a journal in
@@ -63,10 +31,6 @@ public struct CatalogSync {
         self.log = log
     }
 
-    private var journalName: FileName { FileName("catalog-\(catalog.name).page") }
-    /// The ids a full sync in progress has received, one per line.
-    private var seenName: FileName { FileName("catalog-\(catalog.name).seen") }
-
     public func run(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let lockFile: FileDescriptor
         do {
@@ -85,81 +49,97 @@ public struct CatalogSync {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
         let ledger = Ledger(directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor)
-        let directory = try catalogDirectory()
+        let store = try CatalogStore(spool: spool, catalog: catalog, log: log)
         var state: CatalogState
         do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
         do throws(CatalogError) {
-            try replayJournal(into: directory, state: &state)
-            let wantsFull = requested || state.failures >= Self.failuresBeforeFullSync || state.since == nil
-            if state.syncing == nil || (wantsFull && state.fullStartedAt == nil) {
-                state.syncing = wantsFull ? 0 : state.since
-                state.cursor = nil
-                state.complete = false
-                do { try spool.control.remove(seenName) } catch {
-                    throw .spool(SpoolError(error))
-                }
-                state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
-                try save(state)
-            } else {
-                report.resumed = true
-            }
-            report.full = state.fullStartedAt != nil
-            let fields: [HTTPHeaderField]
-            do { fields = try headers(session: report.session) } catch {
-                throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
-            }
-            let options = CurlOptions(timeout: Self.timeout, caFile: catalog.caFile)
-            let fetch = HTTPFetch(options: options, headers: fields)
+            try store.replayJournal(state: &state)
+            try begin(full: requested, state: &state, report: &report, store: store)
+            let fetch = try fetcher(session: report.session)
             while !state.complete {
                 let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
-                try writeJournal(page)
-                try applyAndAdvance(page, into: directory, state: &state, report: &report)
+                try store.writeJournal(page)
+                try store.applyAndAdvance(page, state: &state, report: &report)
                 report.pages += 1
             }
-            if state.fullStartedAt != nil {
-                report.removedByFullSync = try removeUnseen(in: directory)
-            }
+            if state.fullStartedAt != nil { report.removedByFullSync = try store.removeUnseen() }
             report.version = state.version ?? state.syncing ?? 0
-            state.since = report.version
-            state.syncing = nil
-            state.cursor = nil
-            state.complete = false
-            state.fullStartedAt = nil
+            Self.arrive(at: report.version, &state)
             try acknowledge(fetch, version: report.version)
             report.durationMilliseconds = (MonotonicInstant.now() - started).milliseconds
-            state.failures = 0
-            state.lastError = nil
-            state.lastSuccess = Timestamp.now().rfc3339
-            state.lastDurationMilliseconds = report.durationMilliseconds
-            try save(state)
+            try succeed(&state, report: report)
             // The sync is applied and saved; a ledger line that cannot be
             // written must not turn it into a failure (and a full-sync retry).
-            try? ledger.append(
-                LedgerLine(
-                    time: .now(), round: report.session.value, subscriber: catalog.name.value, key: "catalog",
-                    event: .catalogSynced, status: 200, attempt: report.pages,
-                    durationMilliseconds: report.durationMilliseconds,
-                    detail:
-                        "\(report.full ? "full" : "delta") sync to version \(report.version): \(report.upserts) upserts, "
-                        + "\(report.tombstones) tombstones in \(report.pages) pages"
-                        + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : "")))
+            try? ledger.append(line(.catalogSynced, report, status: 200, detail: Self.summary(report)))
             return report
         } catch {
             state.failures += 1
             state.lastError = error.description
             // The sync's own error is the one to report; a spool that cannot
             // take the failure count or the line fails the same way again.
-            try? save(state)
+            try? state.save(catalog.name, in: spool)
             var status = 0
             if case .http(_, _, let code, _) = error { status = code }
+            report.durationMilliseconds = (MonotonicInstant.now() - started).milliseconds
             try? ledger.append(
-                LedgerLine(
-                    time: .now(), round: report.session.value, subscriber: catalog.name.value, key: "catalog",
-                    event: .catalogFailed, status: status, attempt: report.pages,
-                    durationMilliseconds: (MonotonicInstant.now() - started).milliseconds,
-                    detail: "failure \(state.failures) in a row: \(error.description)"))
+                line(.catalogFailed, report, status: status, detail: "failure \(state.failures) in a row: \(error)"))
             throw error
         }
+    }
+
+    /// Starts a new delta or full sync, or resumes the one a crash left.
+    private func begin(
+        full requested: Bool, state: inout CatalogState, report: inout CatalogSyncReport, store: CatalogStore
+    ) throws(CatalogError) {
+        let wantsFull = requested || state.failures >= Self.failuresBeforeFullSync || state.since == nil
+        if state.syncing == nil || (wantsFull && state.fullStartedAt == nil) {
+            state.syncing = wantsFull ? 0 : state.since
+            state.cursor = nil
+            state.complete = false
+            try store.forgetSeen()
+            state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
+            do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
+        } else {
+            report.resumed = true
+        }
+        report.full = state.fullStartedAt != nil
+    }
+
+    /// The position after a whole sync: the version reached, nothing pending.
+    private static func arrive(at version: Int64, _ state: inout CatalogState) {
+        state.since = version
+        state.syncing = nil
+        state.cursor = nil
+        state.complete = false
+        state.fullStartedAt = nil
+    }
+
+    private func succeed(_ state: inout CatalogState, report: CatalogSyncReport) throws(CatalogError) {
+        state.failures = 0
+        state.lastError = nil
+        state.lastSuccess = Timestamp.now().rfc3339
+        state.lastDurationMilliseconds = report.durationMilliseconds
+        do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
+    }
+
+    private func fetcher(session: RoundID) throws(CatalogError) -> HTTPFetch {
+        let fields: [HTTPHeaderField]
+        do { fields = try headers(session: session) } catch {
+            throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
+        }
+        return HTTPFetch(options: CurlOptions(timeout: Self.timeout, caFile: catalog.caFile), headers: fields)
+    }
+
+    private func line(_ event: LedgerEvent, _ report: CatalogSyncReport, status: Int, detail: String) -> LedgerLine {
+        LedgerLine(
+            time: .now(), round: report.session.value, subscriber: catalog.name.value, key: "catalog", event: event,
+            status: status, attempt: report.pages, durationMilliseconds: report.durationMilliseconds, detail: detail)
+    }
+
+    static func summary(_ report: CatalogSyncReport) -> String {
+        "\(report.full ? "full" : "delta") sync to version \(report.version): \(report.upserts) upserts, "
+            + "\(report.tombstones) tombstones in \(report.pages) pages"
+            + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : "")
     }
 
     private func headers(session: RoundID) throws(HeaderFieldError) -> [HTTPHeaderField] {
@@ -175,21 +155,7 @@ public struct CatalogSync {
         return fields
     }
 
-    private func save(_ state: CatalogState) throws(CatalogError) {
-        do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
-    }
-
-    // MARK: pages
-
-    struct Page {
-        let raw: [UInt8]
-        let upserts: [[String: Any]]
-        let tombstones: [String]
-        let nextCursor: String?
-        let version: Int64
-    }
-
-    private func fetchPage(_ fetch: HTTPFetch, since: Int64, cursor: String?) throws(CatalogError) -> Page {
+    private func fetchPage(_ fetch: HTTPFetch, since: Int64, cursor: String?) throws(CatalogError) -> CatalogPage {
         var url = "\(catalog.url)/delta?since=\(since)&pageSize=\(catalog.pageSize)"
         if let cursor {
             url +=
@@ -204,127 +170,7 @@ public struct CatalogSync {
                 catalog: catalog.name.value, url: url, status: answer.status,
                 answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
-        return try Self.parse(answer.body, catalog: catalog.name.value, url: url)
-    }
-
-    static func parse(_ raw: [UInt8], catalog: String, url: String) throws(CatalogError) -> Page {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
-            throw .malformed(catalog: catalog, url: url, "the page is not a JSON object")
-        }
-        guard let upserts = (object["upserts"] ?? []) as? [[String: Any]],
-            let tombstones = (object["tombstones"] ?? []) as? [String]
-        else { throw .malformed(catalog: catalog, url: url, "upserts must be objects and tombstones ids") }
-        guard let version = (object["version"] as? NSNumber)?.int64Value else {
-            throw .malformed(catalog: catalog, url: url, "the page has no numeric version")
-        }
-        let next = object["nextCursor"] as? String
-        return Page(raw: raw, upserts: upserts, tombstones: tombstones, nextCursor: next, version: version)
-    }
-
-    /// The page as fetched, before any of it is applied.
-    private func writeJournal(_ page: Page) throws(CatalogError) {
-        do { try spool.writeControlFile(journalName.description, page.raw) } catch { throw .spool(error) }
-    }
-
-    /// A page fetched but perhaps not wholly applied when a sync died:
-    /// apply it again (idempotently) and advance as the sync would have.
-    private func replayJournal(into directory: DirectoryHandle, state: inout CatalogState) throws(CatalogError) {
-        let journal: [UInt8]?
-        do { journal = try spool.controlFile(journalName.description) } catch { throw .spool(error) }
-        guard let raw = journal else { return }
-        var ignored = CatalogSyncReport(session: RoundID(value: "replay"))
-        // A journal is written whole (tmp/, fsync, rename), so one that does
-        // not parse was changed by hand: it is dropped, and the sync goes on
-        // from the saved cursor, which is still before that page.
-        if let page = try? Self.parse(raw, catalog: catalog.name.value, url: "journal") {
-            try applyAndAdvance(page, into: directory, state: &state, report: &ignored)
-        } else {
-            try removeJournal()
-        }
-    }
-
-    /// Applies a journalled page, then moves the saved position past it, then
-    /// drops the journal: in that order, so a crash anywhere is repaired by
-    /// replaying the journal.
-    private func applyAndAdvance(
-        _ page: Page, into directory: DirectoryHandle, state: inout CatalogState, report: inout CatalogSyncReport
-    ) throws(CatalogError) {
-        try apply(page, into: directory, report: &report)
-        if state.fullStartedAt != nil { try remember(page) }
-        state.cursor = page.nextCursor
-        state.version = page.version
-        state.complete = page.nextCursor == nil
-        try save(state)
-        try removeJournal()
-    }
-
-    private func removeJournal() throws(CatalogError) {
-        do { try spool.control.remove(journalName) } catch {
-            throw .spool(SpoolError(error))
-        }
-    }
-
-    private func apply(_ page: Page, into directory: DirectoryHandle, report: inout CatalogSyncReport)
-        throws(CatalogError)
-    {
-        do throws(SpoolError) {
-            for upsert in page.upserts {
-                guard let id = (upsert["id"] as? String).flatMap(RecordID.init),
-                    let data = try? JSONSerialization.data(withJSONObject: upsert, options: [.sortedKeys])
-                else {
-                    log(.warning, "catalog \(catalog.name): an upsert without a usable id was skipped")
-                    continue
-                }
-                try spool.deliverNewFile(
-                    Array(data), named: FileName("\(id).json"), into: directory, syncDirectory: false)
-                report.upserts += 1
-            }
-            for tombstone in page.tombstones {
-                guard let id = RecordID(tombstone) else { continue }
-                do { try directory.remove(FileName("\(id).json")) } catch { throw SpoolError(error) }
-                report.tombstones += 1
-            }
-            do { try directory.sync() } catch { throw SpoolError(error) }
-        } catch {
-            throw .spool(error)
-        }
-    }
-
-    /// A full sync notes every id the server sent, durably, page by page.
-    private func remember(_ page: Page) throws(CatalogError) {
-        let ids = page.upserts.compactMap { $0["id"] as? String }
-        guard !ids.isEmpty else { return }
-        do {
-            let file = try spool.control.openFile(seenName, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)
-            try file.write(Array((ids.joined(separator: "\n") + "\n").utf8))
-            try file.sync()
-        } catch {
-            throw .spool(SpoolError(error))
-        }
-    }
-
-    /// After a full sync, what the server no longer has: every local item
-    /// whose id did not come in any page of it.
-    private func removeUnseen(in directory: DirectoryHandle) throws(CatalogError) -> Int {
-        // An unreadable list must fail the sync: read as empty, it would
-        // remove every local item.
-        let seenBytes: [UInt8]?
-        do { seenBytes = try spool.controlFile(seenName.description, limit: Int.max) } catch { throw .spool(error) }
-        let seen = Set(
-            String(decoding: seenBytes ?? [], as: UTF8.self).split(separator: "\n").map { String($0) + ".json" })
-        var removed = 0
-        do {
-            for name in try directory.sortedNames() where !seen.contains(name.description) {
-                guard try directory.status(of: name)?.kind == .regular else { continue }
-                try directory.remove(name)
-                removed += 1
-            }
-            try directory.sync()
-            try spool.control.remove(seenName)
-        } catch {
-            throw .spool(SpoolError(error))
-        }
-        return removed
+        return try CatalogPage.parse(answer.body, catalog: catalog.name.value, url: url)
     }
 
     private func acknowledge(_ fetch: HTTPFetch, version: Int64) throws(CatalogError) {
@@ -341,19 +187,6 @@ public struct CatalogSync {
             throw .http(
                 catalog: catalog.name.value, url: url, status: answer.status,
                 answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
-        }
-    }
-
-    /// `catalogs/NAME/`, created when missing; named in messages relative
-    /// to the spool, like its folders.
-    private func catalogDirectory() throws(CatalogError) -> DirectoryHandle {
-        do {
-            try spool.root.makeDirectory(FileName("catalogs"), mode: 0o750)
-            let catalogs = try spool.root.openDirectory(FileName("catalogs"), as: "catalogs")
-            try catalogs.makeDirectory(FileName(catalog.name.value), mode: 0o750)
-            return try catalogs.openDirectory(FileName(catalog.name.value))
-        } catch {
-            throw .spool(SpoolError(error))
         }
     }
 }

@@ -1,0 +1,35 @@
+import CourierSpool
+import CourierSupport
+import CourierTransport
+
+/// What one `courier catalog sync` did.
+public struct CatalogSyncReport: Sendable {
+    public var session: RoundID
+    public var full = false
+    public var resumed = false
+    public var pages = 0
+    public var upserts = 0
+    public var tombstones = 0
+    public var removedByFullSync = 0
+    public var version: Int64 = 0
+    public var durationMilliseconds: Int64 = 0
+}
+
+public enum CatalogError: Error, Sendable, CustomStringConvertible {
+    case http(catalog: String, url: String, status: Int, answer: String)
+    case transport(catalog: String, url: String, CurlError)
+    case malformed(catalog: String, url: String, String)
+    case spool(SpoolError)
+
+    public var description: String {
+        switch self {
+        case .http(let catalog, let url, let status, let answer):
+            return "catalog \(catalog): \(Redactor.displayURL(url)) answered HTTP \(status): \(answer)"
+        case .transport(let catalog, let url, let error):
+            return "catalog \(catalog): \(Redactor.displayURL(url)): \(error)"
+        case .malformed(let catalog, let url, let reason):
+            return "catalog \(catalog): \(Redactor.displayURL(url)): \(reason)"
+        case .spool(let error): return error.description
+        }
+    }
+}
