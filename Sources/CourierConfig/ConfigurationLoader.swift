@@ -57,46 +57,9 @@ extension Configuration {
             func fail(_ reason: String) -> ConfigError {
                 .invalid(file: file, line: entry.line, section: entry.section, key: entry.key, reason: reason)
             }
-            let value = entry.value
             if entry.section == "courier" {
                 guard seenCourierKeys.insert(entry.key).inserted else { throw fail("given twice") }
-                switch entry.key {
-                case "spool":
-                    guard !value.isEmpty else { throw fail("is empty") }
-                    configuration.spool = resolve(value, against: base)
-                case "device-id":
-                    guard DeviceID.isValid(value) else { throw fail("must be 1–64 of \(NameBytes.idClass)") }
-                    configuration.deviceID = value
-                case "notify":
-                    guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
-                    configuration.notify = mode
-                case "notify-command":
-                    guard !value.isEmpty else { throw fail("is empty") }
-                    configuration.notifyCommand = resolve(value, against: base)
-                case "notify-timeout": configuration.notifyTimeout = try positiveDuration(value, fail)
-                case "metrics-file":
-                    guard !value.isEmpty else { throw fail("is empty") }
-                    configuration.metricsFile = resolve(value, against: base)
-                case "retention": configuration.retention = try duration(value, fail)
-                case "route-wait": configuration.routeWait = try duration(value, fail)
-                case "settle": configuration.settle = try duration(value, fail)
-                case "background-timeout": configuration.backgroundTimeout = try positiveDuration(value, fail)
-                case "foreground-timeout": configuration.foregroundTimeout = try positiveDuration(value, fail)
-                case "backoff":
-                    let steps = value.split(separator: " ", omittingEmptySubsequences: true)
-                    guard (1...10).contains(steps.count) else {
-                        throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`")
-                    }
-                    configuration.backoff = try steps.map { step throws(ConfigError) in try duration(String(step), fail)
-                    }
-                case "max-record-size":
-                    guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
-                        throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
-                    }
-                    configuration.maxRecordSize = size
-                default:
-                    throw fail("unknown key")
-                }
+                try configuration.set(entry, base: base, fail: fail)
             } else if entry.section.hasPrefix("subscriber ") {
                 let rawName = String(entry.section.dropFirst("subscriber ".count)).trimmingSpaces
                 guard let name = SubscriberName(rawName) else {
@@ -129,6 +92,48 @@ extension Configuration {
             throw .noSubscribers(file: file)
         }
         return configuration
+    }
+
+    /// One `[courier]` key.
+    private mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
+        let value = entry.value
+        switch entry.key {
+        case "spool":
+            guard !value.isEmpty else { throw fail("is empty") }
+            spool = Self.resolve(value, against: base)
+        case "device-id":
+            guard DeviceID.isValid(value) else { throw fail("must be 1–64 of \(NameBytes.idClass)") }
+            deviceID = value
+        case "notify":
+            guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
+            notify = mode
+        case "notify-command":
+            guard !value.isEmpty else { throw fail("is empty") }
+            notifyCommand = Self.resolve(value, against: base)
+        case "notify-timeout": notifyTimeout = try Self.positiveDuration(value, fail)
+        case "metrics-file":
+            guard !value.isEmpty else { throw fail("is empty") }
+            metricsFile = Self.resolve(value, against: base)
+        case "retention": retention = try Self.duration(value, fail)
+        case "route-wait": routeWait = try Self.duration(value, fail)
+        case "settle": settle = try Self.duration(value, fail)
+        case "background-timeout": backgroundTimeout = try Self.positiveDuration(value, fail)
+        case "foreground-timeout": foregroundTimeout = try Self.positiveDuration(value, fail)
+        case "backoff":
+            let steps = value.split(separator: " ", omittingEmptySubsequences: true)
+            guard (1...10).contains(steps.count) else {
+                throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`")
+            }
+            backoff = try steps.map { step throws(ConfigError) in try Self.duration(String(step), fail)
+            }
+        case "max-record-size":
+            guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
+                throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
+            }
+            maxRecordSize = size
+        default:
+            throw fail("unknown key")
+        }
     }
 
     /// Reads every subscriber's token and signing secret.
@@ -265,30 +270,12 @@ private struct SubscriberBuilder {
         case "url":
             url = try httpURL(value, fail)
         case "kinds":
-            let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            guard !words.isEmpty else { throw fail("is empty (leave it out, or write `*`, for every kind)") }
-            if words == ["*"] {
-                kinds = nil
-            } else {
-                guard let bad = words.first(where: { !RecordKind.isValid($0) }) else {
-                    kinds = Set(words)
-                    return
-                }
-                throw fail("`\(bad)` is not a kind (1–64 of \(NameBytes.wordClass))")
-            }
+            kinds = try Self.kinds(value, fail)
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
         case "header":
-            guard let colon = value.firstIndex(of: ":") else { throw fail("must be `Name: value`") }
-            let headerName = String(value[..<colon]).trimmingSpaces
-            let headerValue = String(value[value.index(after: colon)...]).trimmingSpaces
-            guard !Self.reservedHeaders.contains(headerName.lowercased()) else {
-                throw fail("\(headerName) is set by courier itself")
-            }
-            do { headers.append(try HTTPHeaderField(name: headerName, value: headerValue)) } catch {
-                throw fail(error.description)
-            }
+            headers.append(try Self.header(value, fail))
         case "concurrency":
             guard let number = Int(value), (1...256).contains(number) else {
                 throw fail("must be a number from 1 to 256")
@@ -320,6 +307,27 @@ private struct SubscriberBuilder {
         default:
             throw fail("unknown key")
         }
+    }
+
+    /// `kinds = workout sleep` (or `*`, every kind: nil).
+    private static func kinds(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> Set<String>? {
+        let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard !words.isEmpty else { throw fail("is empty (leave it out, or write `*`, for every kind)") }
+        if words == ["*"] { return nil }
+        if let bad = words.first(where: { !RecordKind.isValid($0) }) {
+            throw fail("`\(bad)` is not a kind (1–64 of \(NameBytes.wordClass))")
+        }
+        return Set(words)
+    }
+
+    /// `header = Name: value`, checked as the header it becomes.
+    private static func header(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> HTTPHeaderField
+    {
+        guard let colon = value.firstIndex(of: ":") else { throw fail("must be `Name: value`") }
+        let name = String(value[..<colon]).trimmingSpaces
+        let fieldValue = String(value[value.index(after: colon)...]).trimmingSpaces
+        guard !reservedHeaders.contains(name.lowercased()) else { throw fail("\(name) is set by courier itself") }
+        do { return try HTTPHeaderField(name: name, value: fieldValue) } catch { throw fail(error.description) }
     }
 
     func build(file: String) throws(ConfigError) -> Subscriber {
