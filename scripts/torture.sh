@@ -79,7 +79,8 @@ PY
     while [ "$kills" -lt "$KILLS" ]; do
         "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null 2>&1 &
         pid=$!
-        sleep "0.0$((RANDOM % 9 + 1))$((RANDOM % 10))"
+        # Anywhere from intake to the middle of delivery: 10 to 409 ms.
+        sleep "$(printf '0.%03d' $((RANDOM % 400 + 10)))"
         if kill -9 "$pid" 2>/dev/null; then
             kills=$((kills + 1))
             campaign_kills=$((campaign_kills + 1))

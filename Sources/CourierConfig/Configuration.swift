@@ -33,7 +33,7 @@ public struct HTTPHeaderField: Sendable, Equatable {
     public let value: String
 
     public init(name: String, value: String) throws(HeaderFieldError) {
-        guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else { throw .badName(name) }
+        guard !name.isEmpty, name.utf8.allSatisfy(NameBytes.isToken) else { throw .badName(name) }
         if let byte = Self.controlByte(in: value) { throw .controlByte(name: name, byte: byte) }
         self.name = name
         self.value = value
@@ -50,16 +50,6 @@ public struct HTTPHeaderField: Sendable, Equatable {
     /// The first byte that may not stand in a field value, if any.
     public static func controlByte(in value: String) -> UInt8? {
         value.utf8.first { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
-    }
-
-    /// RFC 9110 §5.6.2 `tchar`.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
     }
 }
 

@@ -10,6 +10,7 @@ import CourierTransport
 /// without holding up anything else. Postfix's qmgr and smtp in one loop.
 final class DeliveryPass {
     private let configuration: Configuration
+    private let round: RoundID
     private let mode: RoundMode
     private let clock: () -> MonotonicInstant
     private let makeTransport: (Duration) throws(CurlError) -> any Transport
@@ -40,6 +41,7 @@ final class DeliveryPass {
         clock: @escaping () -> MonotonicInstant = MonotonicInstant.now
     ) throws(RoundError) {
         self.configuration = configuration
+        self.round = round
         self.mode = mode
         self.summary = summary
         self.makeTransport = makeTransport
@@ -181,7 +183,7 @@ final class DeliveryPass {
         let now = Timestamp.now()
         let lines = entries.map { entry in
             LedgerLine(
-                time: now, round: claimer.round.value, subscriber: subscriber.name.value, key: entry.key.description,
+                time: now, round: round.value, subscriber: subscriber.name.value, key: entry.key.description,
                 event: .needsAttention, detail: reason)
         }
         commits.add(lines: lines, moves: entries.map { ($0, .needsAttention) }, at: clock())

@@ -33,9 +33,11 @@ struct IntakeCommit {
         }
         try ledger.append(group.flatMap(lines))
         for (temporary, entry, target) in staged {
+            // The folders are fsynced once for the group, below.
             do {
-                try spool.faults?.check(.rename)
-                try spool.tmp.rename(temporary, to: spool.directory(target), as: entry.fileName)
+                try spool.tmp.publish(
+                    temporary, to: spool.directory(target), as: entry.fileName, syncDirectory: false,
+                    faults: spool.faults)
             } catch {
                 throw SpoolError(error)
             }

@@ -4,7 +4,7 @@ import CourierSpool
 import Foundation
 import Glibc
 
-/// One round: recover → intake → deliver → summarise. Every step is safe
+/// One round: recover → intake → routes → deliver → summary → notify. Every step is safe
 /// to repeat, so a round killed at any instant is finished by the next.
 public struct Round {
     public let spool: Spool
@@ -100,27 +100,9 @@ struct Recovery {
         let names: [FileName]
         do { names = try spool.tmp.sortedNames() } catch { throw SpoolError(error) }
         for name in names {
-            guard let pid = Self.writer(of: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = StagingNames.writer(of: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
             do { try spool.tmp.remove(name) } catch { throw SpoolError(error) }
         }
-    }
-
-    /// The PID in a courier tmp/ name: `20261130T070000Z.1234_5.rest`.
-    static func writer(of name: FileName) -> pid_t? {
-        let bytes = name.bytes
-        guard bytes.count > 18, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"),
-            bytes[16] == UInt8(ascii: "."),
-            bytes[0..<8].allSatisfy({ (0x30...0x39).contains($0) }),
-            bytes[9..<15].allSatisfy({ (0x30...0x39).contains($0) })
-        else { return nil }
-        var index = 17
-        var pid: Int32 = 0
-        while index < bytes.count, (0x30...0x39).contains(bytes[index]), pid < 100_000_000 {
-            pid = pid * 10 + Int32(bytes[index] - 0x30)
-            index += 1
-        }
-        guard index > 17, index < bytes.count, bytes[index] == UInt8(ascii: "_"), pid > 0 else { return nil }
-        return pid
     }
 
     func run() throws(SpoolError) -> Int {

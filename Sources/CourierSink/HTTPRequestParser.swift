@@ -1,3 +1,5 @@
+import CourierSpool
+
 /// Reads one request at a time from a connection's bytes, by RFC 9112's
 /// rules and strictly: whatever a proxy in front could frame differently
 /// (two lengths, a signed one, space before a colon, folded lines, bare CR
@@ -114,7 +116,7 @@ struct HTTPRequestParser {
         // (obs-fold), which RFC 9112 §5.2 lets a server refuse.
         if line.first == space || line.first == tab { throw .malformed("folded header line") }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex,
-            line[..<colon].allSatisfy(isTokenByte)
+            line[..<colon].allSatisfy(NameBytes.isToken)
         else { throw .malformed("bad header name") }
         var value = line[(colon + 1)...]
         while let byte = value.first, byte == space || byte == tab { value.removeFirst() }
@@ -193,18 +195,4 @@ struct HTTPRequestParser {
     private static let tab = UInt8(ascii: "\t")
 
     private static func isDigit(_ byte: UInt8) -> Bool { (48...57).contains(byte) }
-
-    /// RFC 9110 §5.6.2 tchar.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"),
-            UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"),
-            UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
 }

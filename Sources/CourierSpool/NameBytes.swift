@@ -34,4 +34,9 @@ public enum NameBytes {
     public static func isWord(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(isWord)
     }
+
+    /// RFC 9110 §5.6.2 `tchar`: header names, on the way out and in.
+    public static func isToken(_ byte: UInt8) -> Bool {
+        isWord(byte) || Array("!#$%&'*+.^`|~".utf8).contains(byte)
+    }
 }

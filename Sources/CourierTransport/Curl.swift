@@ -39,6 +39,18 @@ private let curlGlobalInitialisation: CURLcode = curl_global_init(Int(CURL_GLOBA
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
 
+    /// A POST of `body`. COPYPOSTFIELDS: curl keeps its own copy, so the
+    /// array may go as soon as this returns.
+    func setPostBody(_ body: [UInt8]) throws(CurlError) {
+        try set(CURLOPT_POST, 1)
+        try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))
+        let copied = body.withUnsafeBytes { bytes in
+            courier_easy_setopt_pointer(
+                handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+        }
+        guard copied == CURLE_OK else { throw CurlError(copied) }
+    }
+
     init() throws(CurlError) {
         guard curlGlobalInitialisation == CURLE_OK else { throw CurlError(curlGlobalInitialisation) }
         guard let handle = curl_easy_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }

@@ -1,7 +1,7 @@
 import CCurl
 
 /// The rules every request courier makes follows, set in this one place
-/// for subscribers (`HTTPClient`) and catalogs (`HTTPFetch`), §3: only
+/// for subscribers (`HTTPClient`) and catalogs (`HTTPFetch`), docs/design.md §3: only
 /// `http` and `https`, no signals, redirects never followed, TLS peer and
 /// host always verified (`ca-file` sets the CA file), HTTP/2 when a TLS
 /// server offers it, the whole request and the connect limited, and curl's

@@ -84,14 +84,7 @@ package final class HTTPClient: Transport {
         try CurlOptions(timeout: timeout, caFile: request.subscriber.caFile).apply(
             to: easy, errorBuffer: transfer.errorBuffer)
         try easy.set(CURLOPT_URL, request.url)
-        try easy.set(CURLOPT_POST, 1)
-        try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(request.body.count))
-        // COPYPOSTFIELDS: curl keeps its own copy, so the array may go.
-        let copied = request.body.withUnsafeBytes { bytes in
-            courier_easy_setopt_pointer(
-                easy.handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-        }
-        guard copied == CURLE_OK else { throw CurlError(copied) }
+        try easy.setPostBody(request.body)
         try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
         try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
         try easy.set(

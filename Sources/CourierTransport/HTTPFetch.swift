@@ -46,13 +46,7 @@ package struct HTTPFetch {
         try easy.set(CURLOPT_ACCEPT_ENCODING, "")
         try easy.set(CURLOPT_HTTPHEADER, list: list.list)
         if let body {
-            try easy.set(CURLOPT_POST, 1)
-            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))
-            let copied = body.withUnsafeBytes { bytes in
-                courier_easy_setopt_pointer(
-                    easy.handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-            }
-            guard copied == CURLE_OK else { throw CurlError(copied) }
+            try easy.setPostBody(body)
         }
         try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
         try easy.set(

@@ -212,7 +212,7 @@ import Testing
             request.target.hasPrefix("/"), request.target.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
         else { return "a bad request line" }
         for (name, value) in request.headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(HTTPRequestParser.isTokenByte), name == name.lowercased()
+            guard !name.isEmpty, name.utf8.allSatisfy(NameBytes.isToken), name == name.lowercased()
             else { return "header name \(name.debugDescription) is not a lower-case token" }
             guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 9 }),
                 value.utf8.first.map({ $0 != 32 && $0 != 9 }) ?? true,
