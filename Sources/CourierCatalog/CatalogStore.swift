@@ -5,21 +5,67 @@ import CourierSpool
 import Foundation
 import Glibc
 
+/// A deletion the server sent: a bare id, or an object with `id` and,
+/// when the backend gives them, `deleted_at` and `version`.
+struct Tombstone: Equatable {
+    let id: String
+    let deletedAt: String?
+    let version: Int64?
+
+    /// What the ledger keeps of it.
+    var detail: String {
+        ([deletedAt.map { "deleted_at=\($0)" }, version.map { "version=\($0)" }].compactMap { $0 })
+            .joined(separator: " ")
+    }
+
+    /// Nil when `value` is neither an id nor an object with a string `id`.
+    init?(_ value: Any) {
+        if let id = value as? String {
+            self.init(id: id, deletedAt: nil, version: nil)
+        } else if let object = value as? [String: Any], let id = object["id"] as? String {
+            self.init(
+                id: id, deletedAt: object["deleted_at"] as? String,
+                version: (object["version"] as? NSNumber)?.int64Value)
+        } else {
+            return nil
+        }
+    }
+
+    init(id: String, deletedAt: String?, version: Int64?) {
+        self.id = id
+        self.deletedAt = deletedAt
+        self.version = version
+    }
+}
+
 /// One delta page as the server sent it.
 struct CatalogPage {
     let raw: [UInt8]
     let upserts: [[String: Any]]
-    let tombstones: [String]
+    let tombstones: [Tombstone]
     let nextCursor: String?
     let version: Int64
 
-    static func parse(_ raw: [UInt8], catalog: String, url: String) throws(CatalogError) -> CatalogPage {
+    /// `page` (1 for the first of a sync) names the page in errors.
+    static func parse(_ raw: [UInt8], catalog: String, url: String, page: Int) throws(CatalogError) -> CatalogPage {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
-            throw .malformed(catalog: catalog, url: url, "the page is not a JSON object")
+            throw .malformed(catalog: catalog, url: url, "page \(page) is not a JSON object")
         }
-        guard let upserts = (object["upserts"] ?? []) as? [[String: Any]],
-            let tombstones = (object["tombstones"] ?? []) as? [String]
-        else { throw .malformed(catalog: catalog, url: url, "upserts must be objects and tombstones ids") }
+        guard let upserts = (object["upserts"] ?? []) as? [[String: Any]] else {
+            throw .malformed(catalog: catalog, url: url, "page \(page): upserts must be a list of objects")
+        }
+        guard let list = (object["tombstones"] ?? []) as? [Any] else {
+            throw .malformed(catalog: catalog, url: url, "page \(page): tombstones must be a list")
+        }
+        var tombstones: [Tombstone] = []
+        for (index, value) in list.enumerated() {
+            guard let tombstone = Tombstone(value) else {
+                throw .malformed(
+                    catalog: catalog, url: url,
+                    "page \(page), tombstone \(index + 1): expected an id or an object with a string `id`")
+            }
+            tombstones.append(tombstone)
+        }
         guard let version = (object["version"] as? NSNumber)?.int64Value else {
             throw .malformed(catalog: catalog, url: url, "the page has no numeric version")
         }
@@ -37,12 +83,14 @@ struct CatalogStore {
     let spool: Spool
     let catalog: Catalog
     let log: EventLog
+    let ledger: Ledger
     let directory: DirectoryHandle
 
-    init(spool: Spool, catalog: Catalog, log: EventLog) throws(CatalogError) {
+    init(spool: Spool, catalog: Catalog, log: EventLog, ledger: Ledger) throws(CatalogError) {
         self.spool = spool
         self.catalog = catalog
         self.log = log
+        self.ledger = ledger
         self.directory = try Self.catalogDirectory(spool, catalog)
     }
 
@@ -70,7 +118,7 @@ struct CatalogStore {
         // A journal is written whole (tmp/, fsync, rename), so one that does
         // not parse was changed by hand: it is dropped, and the sync goes on
         // from the saved cursor, which is still before that page.
-        if let page = try? CatalogPage.parse(raw, catalog: catalog.name.value, url: "journal") {
+        if let page = try? CatalogPage.parse(raw, catalog: catalog.name.value, url: "journal", page: 0) {
             try applyAndAdvance(page, state: &state, report: &ignored)
         } else {
             try removeJournal()
@@ -113,11 +161,17 @@ struct CatalogStore {
                     Array(data), named: FileName("\(id).json"), into: directory, syncDirectory: false)
                 report.upserts += 1
             }
+            var deleted: [LedgerLine] = []
             for tombstone in page.tombstones {
-                guard let id = RecordID(tombstone) else { continue }
+                guard let id = RecordID(tombstone.id) else { continue }
                 do { try directory.remove(FileName("\(id).json")) } catch { throw SpoolError(error) }
                 report.tombstones += 1
+                deleted.append(
+                    LedgerLine(
+                        time: .now(), round: report.session.value, subscriber: catalog.name.value, key: id.value,
+                        event: .catalogDeleted, detail: tombstone.detail))
             }
+            try ledger.append(deleted)
             do { try directory.sync() } catch { throw SpoolError(error) }
         } catch {
             throw .spool(error)

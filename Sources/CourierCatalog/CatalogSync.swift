@@ -49,7 +49,7 @@ public struct CatalogSync {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
         let ledger = Ledger(directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor)
-        let store = try CatalogStore(spool: spool, catalog: catalog, log: log)
+        let store = try CatalogStore(spool: spool, catalog: catalog, log: log, ledger: ledger)
         var state: CatalogState
         do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
         do throws(CatalogError) {
@@ -57,7 +57,8 @@ public struct CatalogSync {
             try begin(full: requested, state: &state, report: &report, store: store)
             let fetch = try fetcher(session: report.session)
             while !state.complete {
-                let page = try fetchPage(fetch, since: state.syncing ?? 0, cursor: state.cursor)
+                let page = try fetchPage(
+                    fetch, since: state.syncing ?? 0, cursor: state.cursor, number: report.pages + 1)
                 try store.writeJournal(page)
                 try store.applyAndAdvance(page, state: &state, report: &report)
                 report.pages += 1
@@ -155,7 +156,9 @@ public struct CatalogSync {
         return fields
     }
 
-    private func fetchPage(_ fetch: HTTPFetch, since: Int64, cursor: String?) throws(CatalogError) -> CatalogPage {
+    private func fetchPage(_ fetch: HTTPFetch, since: Int64, cursor: String?, number: Int) throws(CatalogError)
+        -> CatalogPage
+    {
         var url = "\(catalog.url)/delta?since=\(since)&pageSize=\(catalog.pageSize)"
         if let cursor {
             url +=
@@ -170,7 +173,7 @@ public struct CatalogSync {
                 catalog: catalog.name.value, url: url, status: answer.status,
                 answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
-        return try CatalogPage.parse(answer.body, catalog: catalog.name.value, url: url)
+        return try CatalogPage.parse(answer.body, catalog: catalog.name.value, url: url, page: number)
     }
 
     private func acknowledge(_ fetch: HTTPFetch, version: Int64) throws(CatalogError) {

@@ -8,7 +8,8 @@ extension Sink {
     /// `GET /catalogs/NAME/delta?since=V&cursor=C&pageSize=N`, served from
     /// `--catalogs DIR`: every `DIR/NAME/ID.json` is an item whose version is
     /// its modification time in milliseconds; `DIR/NAME/tombstones.tsv` holds
-    /// `ID<TAB>VERSION` lines for deleted items. Changes newer than `since`
+    /// `ID<TAB>VERSION` lines for deleted items, served as tombstone objects
+    /// `{"id","deleted_at","version"}`. Changes newer than `since`
     /// are ordered by (version, id); the cursor is an offset into that order,
     /// which stays stable while a client pages (newer changes sort after).
     func catalogDelta(_ request: HTTPRequest) -> HTTPResponse {
@@ -52,7 +53,12 @@ extension Sink {
         var tombstones: [String] = []
         for (id, change) in page {
             if change.deleted {
-                tombstones.append(String(decoding: JSONValidator.encodeString(id), as: UTF8.self))
+                // As the sync architecture's backend sends them: an object
+                // with the id, when it was deleted, and its version.
+                let deletedAt = Timestamp(nanosecondsSinceEpoch: change.version * 1_000_000).rfc3339
+                tombstones.append(
+                    #"{"id":\#(String(decoding: JSONValidator.encodeString(id), as: UTF8.self)),"#
+                        + #""deleted_at":"\#(deletedAt)","version":\#(change.version)}"#)
             } else if let data = FileManager.default.contents(atPath: directory + "/\(id).json") {
                 upserts.append(String(decoding: data, as: UTF8.self).trimmingSpaces)
             }

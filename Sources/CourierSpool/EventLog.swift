@@ -14,7 +14,7 @@ public enum LogLevel: Int, Sendable, Comparable {
         switch event {
         case .needsAttention, .invalid, .routeTimeout, .catalogFailed: self = .warning
         case .retry, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled: self = .notice
-        case .sent, .accepted, .awaitingRoute, .routeAttached, .catalogSynced: self = .info
+        case .sent, .accepted, .awaitingRoute, .routeAttached, .catalogSynced, .catalogDeleted: self = .info
         }
     }
 }

@@ -23,6 +23,9 @@ public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
     case catalogSynced
     /// A catalog sync failed; it resumes where it stopped.
     case catalogFailed
+    /// A catalog item the server deleted (a tombstone) was removed; the
+    /// detail keeps its `deleted_at` and `version` when the server gave them.
+    case catalogDeleted
 }
 
 /// One line of `ledger/YYYY-MM-DD.tsv`: nine tab-separated columns.

@@ -89,6 +89,11 @@ import Testing
         #expect(!report.full)
         #expect(report.upserts == 2 && report.tombstones == 1 && report.pages == 1)
         #expect(report.version == 5002)
+        // The sink sends tombstones as objects; their version and time reach the ledger.
+        let deleted = try spool.ledger().filter { $0.event == .catalogDeleted }
+        #expect(deleted.map(\.key) == ["p-9"])
+        #expect(deleted.first?.detail.contains("version=5002") == true, "\(deleted)")
+        #expect(deleted.first?.detail.contains("deleted_at=1970-01-01T00:00:05") == true, "\(deleted)")
         #expect(server.requests[before].target.contains("since=3999"))
         let local = try Self.local(spool)
         #expect(local.count == 3000 && local.contains("new-1.json") && !local.contains("p-9.json"))
@@ -166,5 +171,72 @@ import Testing
         #expect(try CatalogState.load(catalog.name, in: spool.spool).since == 2999)
         let status = try binary.run(["--config", config, "catalog", "status"])
         #expect(status.output.hasPrefix("products\t2999\t"))
+    }
+}
+
+/// Tombstones as backends built from the sync architecture send them: bare
+/// ids, or objects with `id`, `deleted_at` and `version`. The receiver here
+/// answers with the architecture's own example page, written from it and
+/// not from courier's code.
+@Suite struct TombstoneTests {
+    /// A catalog served by `answer`, with `p2` already stored locally.
+    static func spool(answering page: String) throws -> (TemporarySpool, LoopbackServer) {
+        let server = try LoopbackServer { request, _ in
+            request.method == "GET" ? .respond(.json(200, page)) : .respond(.json(200, "{}"))
+        }
+        let spool = try TemporarySpool()
+        let catalog = Catalog(
+            name: try #require(SubscriberName("products")), url: "http://\(server.server.address)/catalogs/products")
+        spool.configuration.catalogs = [catalog]
+        try FileManager.default.createDirectory(
+            atPath: spool.path + "/catalogs/products", withIntermediateDirectories: true)
+        try Data(#"{"id":"p2","name":"Old"}"#.utf8).write(
+            to: URL(fileURLWithPath: spool.path + "/catalogs/products/p2.json"))
+        return (spool, server)
+    }
+
+    static func sync(_ spool: TemporarySpool) throws -> CatalogSyncReport {
+        try CatalogSync(
+            spool: spool.spool, configuration: spool.configuration, catalog: spool.configuration.catalogs[0]
+        )
+        .run(full: false)
+    }
+
+    @Test("the architecture's example page: tombstone objects with deleted_at are applied and kept in the ledger")
+    func tombstoneObjectsAreApplied() throws {
+        let page = """
+            {"upserts": [{"id": "p1", "name": "Leche Alpura", "price": 22.5}],
+             "tombstones": [{"id": "p2", "deleted_at": "2025-10-01T00:00:00Z"}],
+             "server_time": "2025-10-22T10:00:00Z", "version": 15}
+            """
+        let (spool, server) = try Self.spool(answering: page)
+        defer { withExtendedLifetime(server) {} }
+        let report = try Self.sync(spool)
+        #expect(report.upserts == 1 && report.tombstones == 1 && report.version == 15)
+        let local = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/catalogs/products")
+        #expect(local == ["p1.json"])
+        let deleted = try spool.ledger().filter { $0.event == .catalogDeleted }
+        #expect(deleted.map(\.key) == ["p2"])
+        #expect(deleted.first?.detail == "deleted_at=2025-10-01T00:00:00Z", "\(deleted)")
+    }
+
+    @Test("bare-id tombstones still work")
+    func bareTombstonesAreApplied() throws {
+        let (spool, server) = try Self.spool(answering: #"{"upserts":[],"tombstones":["p2"],"version":3}"#)
+        defer { withExtendedLifetime(server) {} }
+        #expect(try Self.sync(spool).tombstones == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path + "/catalogs/products").isEmpty)
+    }
+
+    @Test("a tombstone that is neither an id nor an object with one fails the sync, naming the page and item")
+    func malformedTombstonesAreNamed() throws {
+        let (spool, server) = try Self.spool(answering: #"{"upserts":[],"tombstones":["p2",42],"version":3}"#)
+        defer { withExtendedLifetime(server) {} }
+        #expect(throws: CatalogError.self) { try Self.sync(spool) }
+        let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+        #expect(failed.first?.detail.contains("page 1, tombstone 2") == true, "\(failed)")
+        #expect(
+            FileManager.default.fileExists(atPath: spool.path + "/catalogs/products/p2.json"),
+            "nothing of a refused page is applied")
     }
 }
