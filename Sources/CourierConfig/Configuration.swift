@@ -48,7 +48,7 @@ public struct HTTPHeaderField: Sendable, Equatable {
     public var line: String { "\(name): \(value)" }
 
     /// The first byte that may not stand in a field value, if any.
-    public static func controlByte(in value: String) -> UInt8? {
+    private static func controlByte(in value: String) -> UInt8? {
         value.utf8.first { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
     }
 }

@@ -63,7 +63,7 @@ public struct LedgerLine: Sendable, Equatable {
     public var formatted: String {
         [
             time.rfc3339, Self.escape(round), Self.escape(subscriber), Self.escape(key), event.rawValue, String(status),
-            String(attempt), String(durationMilliseconds), Self.escape(Self.clip(detail)),
+            String(attempt), String(durationMilliseconds), Self.escape(detail.utf8Prefix(Self.detailLimit)),
         ].joined(separator: "\t") + "\n"
     }
 
@@ -78,11 +78,6 @@ public struct LedgerLine: Sendable, Equatable {
             time: time, round: Self.unescape(columns[1]), subscriber: Self.unescape(columns[2]),
             key: Self.unescape(columns[3]), event: event, status: status, attempt: attempt,
             durationMilliseconds: duration, detail: Self.unescape(columns[8]))
-    }
-
-    /// The first `limit` bytes, never cutting a UTF-8 character in half.
-    static func clip(_ text: String, to limit: Int = detailLimit) -> String {
-        text.utf8Prefix(limit)
     }
 
     /// Tab, newline, carriage return and backslash as `\t \n \r \\`; other
