@@ -1,3 +1,4 @@
+import CourierConfig
 import CourierSpool
 import CourierSupport
 import CourierTransport
@@ -5,14 +6,26 @@ import CourierTransport
 /// What one `courier catalog sync` did.
 public struct CatalogSyncReport: Sendable {
     public var session: RoundID
+    public var cursor = CatalogCursor.version
     public var full = false
     public var resumed = false
     public var pages = 0
     public var upserts = 0
     public var tombstones = 0
     public var removedByFullSync = 0
-    public var version: Int64 = 0
+    /// The server's version and time at the end, each when it gave one.
+    public var version: Int64?
+    public var serverTime: String?
     public var durationMilliseconds: Int64 = 0
+
+    /// What the sync's cursor reached: `version 15`, or with time cursors
+    /// `server time 2025-10-22T10:00:00Z (version 15)`.
+    public var position: String {
+        switch (cursor, serverTime) {
+        case (.serverTime, let time?): return "server time \(time)" + (version.map { " (version \($0))" } ?? "")
+        default: return version.map { "version \($0)" } ?? "no version"
+        }
+    }
 }
 
 public enum CatalogError: Error, Sendable, CustomStringConvertible {

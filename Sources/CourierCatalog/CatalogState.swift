@@ -1,20 +1,81 @@
+import CourierConfig
+import CourierPosix
 import CourierSpool
+import CourierSupport
 import Foundation
+
+/// Where a delta sync starts: the server's `version`, or its `server_time`
+/// (RFC 3339, kept exactly as the server wrote it). Saved as a JSON number
+/// or string, so a state file from before time cursors still reads.
+public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible {
+    case version(Int64)
+    case serverTime(String)
+
+    /// What a full sync asks for: everything since the beginning.
+    static func beginning(_ cursor: CatalogCursor) -> CatalogSince {
+        switch cursor {
+        case .version: return .version(0)
+        case .serverTime: return .serverTime("1970-01-01T00:00:00Z")
+        }
+    }
+
+    var cursor: CatalogCursor {
+        switch self {
+        case .version: return .version
+        case .serverTime: return .serverTime
+        }
+    }
+
+    /// A number or a string, for JSON output.
+    public var jsonValue: Any {
+        switch self {
+        case .version(let version): return version
+        case .serverTime(let time): return time
+        }
+    }
+
+    /// The `since=` value, before percent-encoding.
+    public var description: String {
+        switch self {
+        case .version(let version): return String(version)
+        case .serverTime(let time): return time
+        }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let version = try? container.decode(Int64.self) {
+            self = .version(version)
+        } else {
+            self = .serverTime(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .version(let version): try container.encode(version)
+        case .serverTime(let time): try container.encode(time)
+        }
+    }
+}
 
 /// A catalog's sync state, kept in `.courier/catalog-NAME.json` and
 /// replaced atomically after every page, so a sync killed at any point
 /// resumes from the last applied page.
 public struct CatalogState: Codable, Sendable, Equatable {
-    /// The server version the local copy is complete up to; nil: never synced.
-    public var since: Int64?
+    /// Where the local copy is complete up to; nil: never synced.
+    public var since: CatalogSince?
     /// The `since` of the sync in progress; nil when none is.
-    public var syncing: Int64?
+    public var syncing: CatalogSince?
     /// Where the sync in progress goes on from.
     public var cursor: String?
     /// The sync in progress has applied its last page; only finishing is left.
     public var complete = false
-    /// The server's version at the last page seen.
+    /// The server's version at the last page seen, when it gives one.
     public var version: Int64?
+    /// The server's `server_time` at the last page seen, when it gives one.
+    public var serverTime: String?
     /// When the full sync in progress started (nil: the sync in progress,
     /// if any, is a delta sync).
     public var fullStartedAt: String?
@@ -25,6 +86,17 @@ public struct CatalogState: Codable, Sendable, Equatable {
     public var lastError: String?
 
     public init() {}
+
+    /// The version the local copy is complete up to, when the server gives
+    /// versions: the cursor itself, or with time cursors the version the
+    /// last whole sync reached.
+    public var completeVersion: Int64? {
+        switch since {
+        case .version(let version)?: return version
+        case .serverTime?: return syncing == nil ? version : nil
+        case nil: return nil
+        }
+    }
 
     static func fileName(_ catalog: SubscriberName) -> String { "catalog-\(catalog).json" }
 
@@ -41,7 +113,7 @@ public struct CatalogState: Codable, Sendable, Equatable {
 
     func save(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings and numbers cannot fail.
         guard let data = try? encoder.encode(self) else { return }
         try spool.writeControlFile(Self.fileName(catalog), Array(data) + [0x0A])

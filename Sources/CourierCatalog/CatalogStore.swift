@@ -44,33 +44,65 @@ struct CatalogPage {
     let upserts: [[String: Any]]
     let tombstones: [Tombstone]
     let nextCursor: String?
-    let version: Int64
+    /// Required when the catalog's cursor is the version.
+    let version: Int64?
+    /// RFC 3339, exactly as sent; required when the cursor is the server's time.
+    let serverTime: String?
+
+    /// Longer than any RFC 3339 time a server writes.
+    static let serverTimeLimit = 64
 
     /// `page` (1 for the first of a sync) names the page in errors.
-    static func parse(_ raw: [UInt8], catalog: String, url: String, page: Int) throws(CatalogError) -> CatalogPage {
+    static func parse(_ raw: [UInt8], catalog: Catalog, url: String, page: Int) throws(CatalogError) -> CatalogPage {
+        func malformed(_ reason: String) -> CatalogError { .malformed(catalog: catalog.name.value, url: url, reason) }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
-            throw .malformed(catalog: catalog, url: url, "page \(page) is not a JSON object")
+            throw malformed("page \(page) is not a JSON object")
         }
         guard let upserts = (object["upserts"] ?? []) as? [[String: Any]] else {
-            throw .malformed(catalog: catalog, url: url, "page \(page): upserts must be a list of objects")
+            throw malformed("page \(page): upserts must be a list of objects")
         }
         guard let list = (object["tombstones"] ?? []) as? [Any] else {
-            throw .malformed(catalog: catalog, url: url, "page \(page): tombstones must be a list")
+            throw malformed("page \(page): tombstones must be a list")
         }
         var tombstones: [Tombstone] = []
         for (index, value) in list.enumerated() {
             guard let tombstone = Tombstone(value) else {
-                throw .malformed(
-                    catalog: catalog, url: url,
-                    "page \(page), tombstone \(index + 1): expected an id or an object with a string `id`")
+                throw malformed("page \(page), tombstone \(index + 1): expected an id or an object with a string `id`")
             }
             tombstones.append(tombstone)
         }
-        guard let version = (object["version"] as? NSNumber)?.int64Value else {
-            throw .malformed(catalog: catalog, url: url, "the page has no numeric version")
-        }
+        let version = try Self.version(object["version"], cursor: catalog.cursor, page: page, malformed)
+        let serverTime = try Self.serverTime(object["server_time"], cursor: catalog.cursor, page: page, malformed)
         let next = object["nextCursor"] as? String
-        return CatalogPage(raw: raw, upserts: upserts, tombstones: tombstones, nextCursor: next, version: version)
+        return CatalogPage(
+            raw: raw, upserts: upserts, tombstones: tombstones, nextCursor: next, version: version,
+            serverTime: serverTime)
+    }
+
+    private static func version(
+        _ value: Any?, cursor: CatalogCursor, page: Int, _ malformed: (String) -> CatalogError
+    ) throws(CatalogError) -> Int64? {
+        guard let value, !(value is NSNull) else {
+            if cursor == .version { throw malformed("page \(page) has no numeric version") }
+            return nil
+        }
+        guard let number = value as? NSNumber else { throw malformed("page \(page): version must be a number") }
+        return number.int64Value
+    }
+
+    private static func serverTime(
+        _ value: Any?, cursor: CatalogCursor, page: Int, _ malformed: (String) -> CatalogError
+    ) throws(CatalogError) -> String? {
+        guard let value, !(value is NSNull) else {
+            if cursor == .serverTime {
+                throw malformed("page \(page) has no server_time, and the catalog's cursor is since = server-time")
+            }
+            return nil
+        }
+        guard let time = value as? String, time.utf8.count <= serverTimeLimit, Timestamp(rfc3339: time) != nil else {
+            throw malformed("page \(page): server_time must be an RFC 3339 time")
+        }
+        return time
     }
 }
 
@@ -118,7 +150,7 @@ struct CatalogStore {
         // A journal is written whole (tmp/, fsync, rename), so one that does
         // not parse was changed by hand: it is dropped, and the sync goes on
         // from the saved cursor, which is still before that page.
-        if let page = try? CatalogPage.parse(raw, catalog: catalog.name.value, url: "journal", page: 0) {
+        if let page = try? CatalogPage.parse(raw, catalog: catalog, url: "journal", page: 0) {
             try applyAndAdvance(page, state: &state, report: &ignored)
         } else {
             try removeJournal()
@@ -134,7 +166,8 @@ struct CatalogStore {
         try apply(page, report: &report)
         if state.fullStartedAt != nil { try remember(page) }
         state.cursor = page.nextCursor
-        state.version = page.version
+        state.version = page.version ?? state.version
+        state.serverTime = page.serverTime ?? state.serverTime
         state.complete = page.nextCursor == nil
         do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
         try removeJournal()

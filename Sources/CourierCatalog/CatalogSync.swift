@@ -48,6 +48,7 @@ public struct CatalogSync {
     private func runLocked(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
+        report.cursor = catalog.cursor
         let ledger = Ledger(directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor)
         let store = try CatalogStore(spool: spool, catalog: catalog, log: log, ledger: ledger)
         var state: CatalogState
@@ -58,15 +59,17 @@ public struct CatalogSync {
             let fetch = try fetcher(session: report.session)
             while !state.complete {
                 let page = try fetchPage(
-                    fetch, since: state.syncing ?? 0, cursor: state.cursor, number: report.pages + 1)
+                    fetch, since: state.syncing ?? .beginning(catalog.cursor), cursor: state.cursor,
+                    number: report.pages + 1)
                 try store.writeJournal(page)
                 try store.applyAndAdvance(page, state: &state, report: &report)
                 report.pages += 1
             }
             if state.fullStartedAt != nil { report.removedByFullSync = try store.removeUnseen() }
-            report.version = state.version ?? state.syncing ?? 0
-            Self.arrive(at: report.version, &state)
-            try acknowledge(fetch, version: report.version)
+            report.version = state.version
+            report.serverTime = state.serverTime
+            Self.arrive(&state, catalog: catalog)
+            try acknowledge(fetch, report: report)
             report.durationMilliseconds = (MonotonicInstant.now() - started).milliseconds
             try succeed(&state, report: report)
             // The sync is applied and saved; a ledger line that cannot be
@@ -92,11 +95,17 @@ public struct CatalogSync {
     private func begin(
         full requested: Bool, state: inout CatalogState, report: inout CatalogSyncReport, store: CatalogStore
     ) throws(CatalogError) {
-        let wantsFull = requested || state.failures >= Self.failuresBeforeFullSync || state.since == nil
-        if state.syncing == nil || (wantsFull && state.fullStartedAt == nil) {
-            state.syncing = wantsFull ? 0 : state.since
+        // A cursor of the other kind (the configuration's `since` changed)
+        // says nothing the server would understand: start over, in full.
+        let wantsFull =
+            requested || state.failures >= Self.failuresBeforeFullSync || state.since?.cursor != catalog.cursor
+        if state.syncing?.cursor != catalog.cursor || (wantsFull && state.fullStartedAt == nil) {
+            state.syncing = wantsFull ? .beginning(catalog.cursor) : state.since
             state.cursor = nil
             state.complete = false
+            // What the server says this time, not what it said last time.
+            state.version = nil
+            state.serverTime = nil
             try store.forgetSeen()
             state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
             do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
@@ -106,9 +115,16 @@ public struct CatalogSync {
         report.full = state.fullStartedAt != nil
     }
 
-    /// The position after a whole sync: the version reached, nothing pending.
-    private static func arrive(at version: Int64, _ state: inout CatalogState) {
-        state.since = version
+    /// The position after a whole sync: the version or server time reached,
+    /// nothing pending.
+    private static func arrive(_ state: inout CatalogState, catalog: Catalog) {
+        switch catalog.cursor {
+        case .version:
+            // Pages without changes still carry a version (the parser insists).
+            state.since = state.version.map { .version($0) } ?? state.syncing
+        case .serverTime:
+            state.since = state.serverTime.map { .serverTime($0) } ?? state.syncing
+        }
         state.syncing = nil
         state.cursor = nil
         state.complete = false
@@ -138,7 +154,7 @@ public struct CatalogSync {
     }
 
     static func summary(_ report: CatalogSyncReport) -> String {
-        "\(report.full ? "full" : "delta") sync to version \(report.version): \(report.upserts) upserts, "
+        "\(report.full ? "full" : "delta") sync to \(report.position): \(report.upserts) upserts, "
             + "\(report.tombstones) tombstones in \(report.pages) pages"
             + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : "")
     }
@@ -156,16 +172,11 @@ public struct CatalogSync {
         return fields
     }
 
-    private func fetchPage(_ fetch: HTTPFetch, since: Int64, cursor: String?, number: Int) throws(CatalogError)
-        -> CatalogPage
+    private func fetchPage(_ fetch: HTTPFetch, since: CatalogSince, cursor: String?, number: Int)
+        throws(CatalogError) -> CatalogPage
     {
-        var url = "\(catalog.url)/delta?since=\(since)&pageSize=\(catalog.pageSize)"
-        if let cursor {
-            url +=
-                "&cursor="
-                + (cursor.addingPercentEncoding(
-                    withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? cursor)
-        }
+        var url = "\(catalog.url)/delta?since=\(Self.queryValue(since.description))&pageSize=\(catalog.pageSize)"
+        if let cursor { url += "&cursor=" + Self.queryValue(cursor) }
         let answer: HTTPFetch.Answer
         do { answer = try fetch.get(url) } catch { throw .transport(catalog: catalog.name.value, url: url, error) }
         guard (200...299).contains(answer.status) else {
@@ -173,15 +184,24 @@ public struct CatalogSync {
                 catalog: catalog.name.value, url: url, status: answer.status,
                 answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
-        return try CatalogPage.parse(answer.body, catalog: catalog.name.value, url: url, page: number)
+        return try CatalogPage.parse(answer.body, catalog: catalog, url: url, page: number)
     }
 
-    private func acknowledge(_ fetch: HTTPFetch, version: Int64) throws(CatalogError) {
+    /// A query value as sent: `+` (a time zone offset), `&` and `=` encoded.
+    private static func queryValue(_ value: String) -> String {
+        value.addingPercentEncoding(
+            withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? value
+    }
+
+    /// Tells the server what this device now holds: the version and the
+    /// server time it reached, each when the server gave one.
+    private func acknowledge(_ fetch: HTTPFetch, report: CatalogSyncReport) throws(CatalogError) {
         guard let url = catalog.ackURL else { return }
-        let body =
-            #"{"device_id":"# + String(decoding: JSONValidator.encodeString(configuration.deviceID), as: UTF8.self)
-            + #","catalog":"# + String(decoding: JSONValidator.encodeString(catalog.name.value), as: UTF8.self)
-            + #","version":\#(version)}"#
+        func string(_ text: String) -> String { String(decoding: JSONValidator.encodeString(text), as: UTF8.self) }
+        var body = #"{"device_id":"# + string(configuration.deviceID) + #","catalog":"# + string(catalog.name.value)
+        if let version = report.version { body += #","version":\#(version)"# }
+        if let serverTime = report.serverTime { body += #","server_time":"# + string(serverTime) }
+        body += "}"
         let answer: HTTPFetch.Answer
         do { answer = try fetch.post(url, json: Array(body.utf8)) } catch {
             throw .transport(catalog: catalog.name.value, url: url, error)

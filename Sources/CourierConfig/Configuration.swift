@@ -75,6 +75,14 @@ public struct BatchSettings: Sendable, Equatable {
     }
 }
 
+/// What a catalog's delta requests send as `since`: the last `version` the
+/// server gave (the default), or the last page's `server_time`, for
+/// backends that key their deltas by time.
+public enum CatalogCursor: String, Sendable, CaseIterable {
+    case version
+    case serverTime = "server-time"
+}
+
 /// `[catalog NAME]`: a server-owned collection pulled as deltas.
 public struct Catalog: Sendable {
     public let name: SubscriberName
@@ -82,6 +90,8 @@ public struct Catalog: Sendable {
     public let url: String
     public let pageSize: Int
     public let ackURL: String?
+    /// `since = version | server-time`.
+    public let cursor: CatalogCursor
     public let tokenFile: String?
     public internal(set) var token: String?
     /// `ca-file`, as for subscribers: libcurl's CA file for `url` and `ack-url`.
@@ -89,13 +99,14 @@ public struct Catalog: Sendable {
     public let line: Int
 
     public init(
-        name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, token: String? = nil,
-        caFile: String? = nil
+        name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, cursor: CatalogCursor = .version,
+        token: String? = nil, caFile: String? = nil
     ) {
         self.name = name
         self.url = url
         self.pageSize = pageSize
         self.ackURL = ackURL
+        self.cursor = cursor
         self.tokenFile = nil
         self.token = token
         self.caFile = caFile
@@ -103,13 +114,14 @@ public struct Catalog: Sendable {
     }
 
     init(
-        name: SubscriberName, url: String, pageSize: Int, ackURL: String?, tokenFile: String?, caFile: String?,
-        line: Int
+        name: SubscriberName, url: String, pageSize: Int, ackURL: String?, cursor: CatalogCursor, tokenFile: String?,
+        caFile: String?, line: Int
     ) {
         self.name = name
         self.url = url
         self.pageSize = pageSize
         self.ackURL = ackURL
+        self.cursor = cursor
         self.tokenFile = tokenFile
         self.token = nil
         self.caFile = caFile

@@ -379,6 +379,7 @@ private struct CatalogBuilder {
     var url: String?
     var pageSize = 500
     var ackURL: String?
+    var cursor = CatalogCursor.version
     var tokenFile: String?
     var caFile: String?
     var seen: Set<String> = []
@@ -404,6 +405,11 @@ private struct CatalogBuilder {
                 throw fail("must be a number from 1 to 10000")
             }
             pageSize = number
+        case "since":
+            guard let chosen = CatalogCursor(rawValue: value) else {
+                throw fail("must be \(CatalogCursor.allCases.map(\.rawValue).joined(separator: " or "))")
+            }
+            cursor = chosen
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
@@ -418,6 +424,7 @@ private struct CatalogBuilder {
     func build(file: String) throws(ConfigError) -> Catalog {
         guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
         return Catalog(
-            name: name, url: url, pageSize: pageSize, ackURL: ackURL, tokenFile: tokenFile, caFile: caFile, line: line)
+            name: name, url: url, pageSize: pageSize, ackURL: ackURL, cursor: cursor, tokenFile: tokenFile,
+            caFile: caFile, line: line)
     }
 }

@@ -87,8 +87,19 @@ public struct MetricsFile {
     private static func catalogs(_ states: [(SubscriberName, CatalogState)], into text: inout Exposition) {
         guard !states.isEmpty else { return }
         text.family(
-            "courier_catalog_version", "The server version each catalog is complete up to (-1: never synced).",
-            states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.since ?? -1)) })
+            "courier_catalog_version",
+            "The server version each catalog is complete up to (-1: never synced, or the server gives none).",
+            states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.completeVersion ?? -1)) })
+        let timed = states.compactMap { name, state -> (String, String)? in
+            guard case .serverTime(let text)? = state.since, let time = Timestamp(rfc3339: text) else { return nil }
+            return (#"{catalog="\#(name)"}"#, String(time.secondsSinceEpoch))
+        }
+        if !timed.isEmpty {
+            text.family(
+                "courier_catalog_server_time_seconds",
+                "The server time each catalog with since = server-time is complete up to, in seconds since the epoch.",
+                timed)
+        }
         text.family(
             "courier_catalog_sync_duration_seconds", "How long each catalog's last successful sync took.",
             states.map { (#"{catalog="\#($0.0)"}"#, String(Double($0.1.lastDurationMilliseconds ?? 0) / 1000)) })

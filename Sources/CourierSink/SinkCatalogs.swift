@@ -9,26 +9,33 @@ extension Sink {
     /// `--catalogs DIR`: every `DIR/NAME/ID.json` is an item whose version is
     /// its modification time in milliseconds; `DIR/NAME/tombstones.tsv` holds
     /// `ID<TAB>VERSION` lines for deleted items, served as tombstone objects
-    /// `{"id","deleted_at","version"}`. Changes newer than `since`
-    /// are ordered by (version, id); the cursor is an offset into that order,
-    /// which stays stable while a client pages (newer changes sort after).
+    /// `{"id","deleted_at","version"}`. `since` is a version or an RFC 3339
+    /// time (a version is milliseconds, so both compare alike); every page
+    /// also carries `server_time`, for clients that key deltas by time.
+    /// Changes newer than `since` are ordered by (version, id); the cursor is
+    /// an offset into that order, which stays stable while a client pages
+    /// (newer changes sort after).
     func catalogDelta(_ request: HTTPRequest) -> HTTPResponse {
         let parts = request.path.split(separator: "/")
         guard parts.count == 3, let name = SubscriberName(String(parts[1])), let catalogs else {
             return .json(404, #"{"error":"no such catalog"}"#)
         }
         let query = Self.query(request.target)
-        let since = Int64(query["since"] ?? "0") ?? -1
+        let since = Self.since(query["since"] ?? "0")
         let offset = Int(query["cursor"] ?? "0") ?? -1
         let pageSize = Int(query["pageSize"] ?? "500") ?? 0
         guard since >= 0, offset >= 0, (1...10_000).contains(pageSize) else {
-            return .json(400, #"{"error":"since, cursor and pageSize must be numbers (pageSize 1-10000)"}"#)
+            return .json(
+                400,
+                #"{"error":"since must be a version or an RFC 3339 time; cursor and pageSize numbers (pageSize 1-10000)"}"#
+            )
         }
         let directory = catalogs + "/" + name.value
         guard let handle = try? DirectoryHandle.open(path: directory) else {
             return .json(404, #"{"error":"no such catalog"}"#)
         }
 
+        let serverTime = Timestamp.now()
         var latest: [String: (version: Int64, deleted: Bool)] = [:]
         for fileName in (try? handle.sortedNames()) ?? [] {
             guard let text = fileName.string, text.hasSuffix(".json"), let id = RecordID(String(text.dropLast(5))),
@@ -67,18 +74,30 @@ extension Sink {
         return .json(
             200,
             #"{"upserts":[\#(upserts.joined(separator: ","))],"tombstones":[\#(tombstones.joined(separator: ","))],"#
-                + #""nextCursor":\#(next),"version":\#(version)}"#)
+                + #""nextCursor":\#(next),"version":\#(version),"server_time":"\#(serverTime.rfc3339)"}"#)
     }
 
-    /// `POST /sync/ack` with `{"device_id","catalog","version"}`: appended
-    /// to `DIR/acks.tsv` as `time device catalog version`.
+    /// A version, or an RFC 3339 time as the same milliseconds; -1 for neither.
+    static func since(_ text: String) -> Int64 {
+        if let version = Int64(text) { return version }
+        guard let time = Timestamp(rfc3339: text) else { return -1 }
+        return time.nanosecondsSinceEpoch / 1_000_000
+    }
+
+    /// `POST /sync/ack` with `{"device_id","catalog"}` and the `version`,
+    /// the `server_time` or both: appended to `DIR/acks.tsv` as `time device
+    /// catalog version server_time`, `-` for what was not given.
     func acknowledge(_ request: HTTPRequest) -> HTTPResponse {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
-            let device = object["device_id"] as? String, let catalog = object["catalog"] as? String,
-            let version = object["version"] as? NSNumber
-        else { return .json(400, #"{"error":"expected {\"device_id\",\"catalog\",\"version\"}"}"#) }
+            let device = object["device_id"] as? String, let catalog = object["catalog"] as? String
+        else { return .json(400, #"{"error":"expected {\"device_id\",\"catalog\",\"version\",\"server_time\"}"}"#) }
+        let version = object["version"] as? NSNumber
+        let serverTime = object["server_time"] as? String
+        guard version != nil || serverTime.flatMap(Timestamp.init(rfc3339:)) != nil else {
+            return .json(400, #"{"error":"an acknowledgement needs a numeric version or an RFC 3339 server_time"}"#)
+        }
         let line =
-            [Timestamp.now().rfc3339, device, catalog, version.stringValue]
+            [Timestamp.now().rfc3339, device, catalog, version?.stringValue ?? "-", serverTime ?? "-"]
             .map { LedgerLine.escape($0) }.joined(separator: "\t") + "\n"
         let fd = open(directory + "/acks.tsv", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { return .json(503, #"{"error":"unable to record the acknowledgement"}"#) }

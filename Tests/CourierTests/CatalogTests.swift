@@ -103,8 +103,10 @@ import Testing
         // Acknowledged each time, with the version reached.
         let acks = try String(contentsOfFile: directory.path + "/sink/acks.tsv", encoding: .utf8).split(separator: "\n")
         #expect(acks.count == 2)
-        #expect(acks.last?.hasSuffix("\ttest-device\tproducts\t5002") == true)
-        #expect(try CatalogState.load(SubscriberName("products")!, in: spool.spool).since == 5002)
+        let columns = acks.last?.split(separator: "\t").map(String.init) ?? []
+        #expect(columns.count == 5 && columns[1...3] == ["test-device", "products", "5002"], "\(acks)")
+        #expect(columns.last.flatMap(Timestamp.init(rfc3339:)) != nil, "the sink's server_time is acknowledged too")
+        #expect(try CatalogState.load(SubscriberName("products")!, in: spool.spool).since == .version(5002))
     }
 
     @Test func threeFailedSyncsInARowMakeTheNextOneFull() throws {
@@ -134,8 +136,9 @@ import Testing
 
     /// kill -9 of `courier catalog sync` in the middle of paging, then a
     /// second run: it resumes from the saved cursor and ends with exactly
-    /// the server's items.
-    @Test(.tags(.integration)) func aSyncKilledMidwayResumesWithoutLossOrRestart() throws {
+    /// the server's items, with either cursor.
+    @Test(.tags(.integration), arguments: CatalogCursor.allCases)
+    func aSyncKilledMidwayResumesWithoutLossOrRestart(cursor: CatalogCursor) throws {
         // The server holds the fifth page until the kill: four pages are in,
         // the fifth is in flight, on any machine.
         let gate = RequestGate()
@@ -145,7 +148,7 @@ import Testing
         let config = directory.path + "/courier.conf"
         try directory.write(
             "[courier]\nspool = \(spool.path)\ndevice-id = killer\n[catalog products]\nurl = \(catalog.url)\npage-size = 100\n"
-                + "ack-url = \(catalog.ackURL ?? "")\n", to: "courier.conf")
+                + "ack-url = \(catalog.ackURL ?? "")\nsince = \(cursor.rawValue)\n", to: "courier.conf")
         let binary = try CourierBinary.locate()
         let process = binary.start(["--config", config, "catalog", "sync"])
         process.standardOutput = FileHandle.nullDevice
@@ -168,9 +171,19 @@ import Testing
         // Twenty pages, at most the one in flight at the kill fetched twice.
         #expect(server.requests.filter { $0.method == "GET" }.count <= 21)
         #expect(try Self.local(spool) == Set((0..<2000).map { "p-\($0).json" }))
-        #expect(try CatalogState.load(catalog.name, in: spool.spool).since == 2999)
+        let since = try #require(try CatalogState.load(catalog.name, in: spool.spool).since)
+        switch cursor {
+        case .version: #expect(since == .version(2999))
+        case .serverTime:
+            // The last page's server_time: after the kill, so after every item.
+            guard case .serverTime(let text) = since, let time = Timestamp(rfc3339: text) else {
+                Issue.record("the cursor is \(since), not a server time")
+                break
+            }
+            #expect(time > Timestamp(nanosecondsSinceEpoch: 2999 * 1_000_000))
+        }
         let status = try binary.run(["--config", config, "catalog", "status"])
-        #expect(status.output.hasPrefix("products\t2999\t"))
+        #expect(status.output.hasPrefix("products\t\(since)\t"))
     }
 }
 

@@ -73,6 +73,13 @@ import Testing
         #expect(configuration.subscribers[1].concurrency == 8)
     }
 
+    @Test("a catalog's cursor is the version unless since = server-time")
+    func catalogCursors() throws {
+        let configuration = try Self.parse(
+            "[catalog a]\nurl = http://h/a\n[catalog b]\nurl = http://h/b\nsince = server-time\n")
+        #expect(configuration.catalogs.map(\.cursor) == [.version, .serverTime])
+    }
+
     @Test func theShippedExampleIsValid() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -114,6 +121,10 @@ import Testing
         ("[courier]\nspool = /s\n", "no [subscriber NAME] section"),
         ("[courier]\nthis is not ini\n[subscriber a]\nurl = http://h/x\n", "courier.conf:2: not `[section]`"),
         ("[queue x]\nurl = http://h/x\n", "courier.conf:2: unknown section [queue x]"),
+        (
+            "[catalog p]\nurl = http://h/c\nsince = yesterday\n",
+            "courier.conf:3: [catalog p] since: must be version or server-time"
+        ),
         ("[subscriber a.b]\nurl = http://h/x\n", "subscriber name `a.b`"),
         (
             "[courier]\nsettle = 5s\nsettle = 6s\n[subscriber a]\nurl = http://h/x\n",

@@ -39,7 +39,7 @@ enum CatalogCommand {
                 .run(full: full)
                 invocation.output.line(
                     "catalog \(catalog.name): \(report.full ? "full" : "delta") sync\(report.resumed ? " (resumed)" : "") "
-                        + "to version \(report.version): \(report.upserts) upserts, \(report.tombstones) tombstones, "
+                        + "to \(report.position): \(report.upserts) upserts, \(report.tombstones) tombstones, "
                         + "\(report.pages) pages, \(report.durationMilliseconds) ms"
                         + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : ""))
             } catch {
@@ -61,12 +61,13 @@ enum CatalogCommand {
             let next =
                 state.failures >= CatalogSync.failuresBeforeFullSync ? "full" : state.since == nil ? "full" : "delta"
             rows.append([
-                catalog.name.value, state.since.map(String.init) ?? "-", age, String(state.failures),
+                catalog.name.value, state.since?.description ?? "-", age, String(state.failures),
                 state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
                 state.syncing != nil ? "interrupted" : "",
             ])
             objects.append([
-                "catalog": catalog.name.value, "version": state.since ?? NSNull(),
+                "catalog": catalog.name.value, "since": state.since?.jsonValue ?? NSNull(),
+                "version": state.completeVersion ?? NSNull(),
                 "lastSuccess": state.lastSuccess ?? NSNull(),
                 "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
                 "nextSync": next, "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
@@ -78,7 +79,8 @@ enum CatalogCommand {
             }
             return
         }
-        if output.isTerminal { rows.insert(["CATALOG", "VERSION", "AGE", "FAILURES", "DURATION", "NEXT", ""], at: 0) }
+        if output.isTerminal { rows.insert(["CATALOG", "SINCE", "AGE", "FAILURES", "DURATION", "NEXT", ""], at: 0) }
         output.table(rows)
     }
+
 }

@@ -90,7 +90,8 @@ enum StatusCommand {
                     (
                         name.value,
                         [
-                            "version": state.since ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
+                            "since": state.since?.jsonValue ?? NSNull(),
+                            "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
                             "syncDurationMs": state.lastDurationMilliseconds ?? NSNull(), "failures": state.failures,
                         ] as [String: Any]
                     )
@@ -140,7 +141,7 @@ enum StatusCommand {
             let synced =
                 state.lastSuccess.map { "synced \($0) in \(state.lastDurationMilliseconds ?? 0) ms" } ?? "never synced"
             output.line(
-                "catalog \(name): version \(state.since.map(String.init) ?? "-"), \(synced)"
+                "catalog \(name): since \(state.since?.description ?? "-"), \(synced)"
                     + (state.failures > 0 ? ", \(state.failures) failures in a row" : ""))
         }
     }

@@ -76,7 +76,7 @@ import Testing
         #expect(batch["conflicts"] as? Int == 1)
         #expect((batch["conflictRate"] as? Double).map { abs($0 - 0.05) < 1e-9 } == true)
         let catalog = try #require((object["catalogs"] as? [String: [String: Any]])?["products"])
-        #expect(catalog["version"] as? Int == 1249)
+        #expect(catalog["version"] as? Int == 1249 && catalog["since"] as? Int == 1249)
         #expect(catalog["syncDurationMs"] is Int)
 
         let metrics = try String(contentsOfFile: directory.path + "/metrics.prom", encoding: .utf8)

@@ -1,0 +1,170 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import CourierCatalog
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierRound
+@testable import CourierSink
+@testable import CourierSpool
+@testable import CourierSupport
+@testable import CourierTransport
+
+/// `since = server-time`: deltas keyed by the server's clock, as a backend
+/// built from the sync architecture asks for them
+/// (`since=<last_catalog_sync_at>`, answered with `server_time`).
+@Suite struct TimeCursorTests {
+    /// The architecture's example delta page, with the time it was served at.
+    static func examplePage(serverTime: String) -> String {
+        """
+        {"upserts": [{"id": "p1", "name": "Leche Alpura", "price": 22.5}],
+         "tombstones": [{"id": "p2", "deleted_at": "2025-10-01T00:00:00Z"}],
+         "server_time": "\(serverTime)", "version": 15}
+        """
+    }
+
+    /// A receiver written from the architecture's examples: every delta is
+    /// the example page; each acknowledgement is answered `{"ok": true}`.
+    static func receiver(serverTimes: [String]) throws -> LoopbackServer {
+        try LoopbackServer { request, number in
+            guard request.method == "GET" else { return .respond(.json(200, #"{"ok": true}"#)) }
+            let deltas = max(0, (number - 1) / 2)
+            return .respond(.json(200, examplePage(serverTime: serverTimes[min(deltas, serverTimes.count - 1)])))
+        }
+    }
+
+    static func spool(_ server: LoopbackServer, cursor: CatalogCursor) throws -> TemporarySpool {
+        let spool = try TemporarySpool()
+        spool.configuration.catalogs = [
+            Catalog(
+                name: try #require(SubscriberName("products")),
+                url: "http://\(server.server.address)/catalogs/products",
+                ackURL: "http://\(server.server.address)/sync/ack", cursor: cursor)
+        ]
+        return spool
+    }
+
+    static func sync(_ spool: TemporarySpool, catalog index: Int = 0) throws -> CatalogSyncReport {
+        try CatalogSync(
+            spool: spool.spool, configuration: spool.configuration, catalog: spool.configuration.catalogs[index]
+        ).run(full: false)
+    }
+
+    static func since(_ request: HTTPRequest) -> String? {
+        request.target.split(separator: "?").last?.split(separator: "&")
+            .first { $0.hasPrefix("since=") }.map { String($0.dropFirst("since=".count)) }
+    }
+
+    @Test("with since = server-time the next delta asks since the last page's server_time, and the ack carries it")
+    func theServerTimeIsTheCursor() throws {
+        let server = try Self.receiver(serverTimes: ["2025-10-22T10:00:00Z", "2025-10-22T12:00:00+02:00"])
+        let spool = try Self.spool(server, cursor: .serverTime)
+        let first = try Self.sync(spool)
+        #expect(first.full && first.serverTime == "2025-10-22T10:00:00Z" && first.version == 15)
+        let second = try Self.sync(spool)
+        #expect(!second.full)
+        _ = try Self.sync(spool)
+
+        let gets = server.requests.filter { $0.method == "GET" }
+        #expect(
+            gets.map(Self.since) == ["1970-01-01T00:00:00Z", "2025-10-22T10:00:00Z", "2025-10-22T12:00:00%2B02:00"])
+        let state = try CatalogState.load(spool.configuration.catalogs[0].name, in: spool.spool)
+        #expect(state.since == .serverTime("2025-10-22T12:00:00+02:00"), "kept exactly as the server wrote it")
+
+        let acks = server.requests.filter { $0.method == "POST" }.map { String(decoding: $0.body, as: UTF8.self) }
+        #expect(acks.count == 3)
+        let ack = try #require(
+            try JSONSerialization.jsonObject(with: Data((acks.first ?? "").utf8)) as? [String: Any])
+        #expect(ack["server_time"] as? String == "2025-10-22T10:00:00Z")
+        #expect((ack["version"] as? NSNumber)?.int64Value == 15)
+        #expect(ack["device_id"] as? String == "test-device" && ack["catalog"] as? String == "products")
+    }
+
+    @Test("without since the cursor stays the version, as before")
+    func theVersionIsTheDefaultCursor() throws {
+        let server = try Self.receiver(serverTimes: ["2025-10-22T10:00:00Z"])
+        let spool = try Self.spool(server, cursor: .version)
+        _ = try Self.sync(spool)
+        _ = try Self.sync(spool)
+        #expect(server.requests.filter { $0.method == "GET" }.map(Self.since) == ["0", "15"])
+        #expect(try CatalogState.load(spool.configuration.catalogs[0].name, in: spool.spool).since == .version(15))
+    }
+
+    @Test("a page without server_time fails a server-time catalog, naming the page")
+    func aMissingServerTimeIsNamed() throws {
+        let server = try LoopbackServer { _, _ in .respond(.json(200, #"{"upserts":[],"tombstones":[],"version":3}"#)) }
+        let spool = try Self.spool(server, cursor: .serverTime)
+        #expect(throws: CatalogError.self) { try Self.sync(spool) }
+        let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+        #expect(failed.first?.detail.contains("page 1 has no server_time") == true, "\(failed)")
+    }
+
+    @Test("a server_time that is not RFC 3339 fails the sync and leaves the cursor alone")
+    func aMalformedServerTimeIsRefused() throws {
+        for bad in [#""yesterday""#, "1761127200", #""2025-13-40T10:00:00Z""#, #""2025-10-22T10:00:00Z&version=0""#] {
+            let server = try LoopbackServer { _, _ in
+                .respond(.json(200, #"{"upserts":[],"tombstones":[],"version":3,"server_time":\#(bad)}"#))
+            }
+            let spool = try Self.spool(server, cursor: .serverTime)
+            #expect(throws: CatalogError.self) { try Self.sync(spool) }
+            let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+            #expect(failed.first?.detail.contains("server_time must be an RFC 3339 time") == true, "\(bad): \(failed)")
+            #expect(try CatalogState.load(spool.configuration.catalogs[0].name, in: spool.spool).since == nil)
+        }
+    }
+
+    @Test("changing a catalog's cursor from version to server-time makes the next sync a full one")
+    func aChangedCursorKindStartsOver() throws {
+        let server = try Self.receiver(serverTimes: ["2025-10-22T10:00:00Z"])
+        let spool = try Self.spool(server, cursor: .version)
+        _ = try Self.sync(spool)
+        let catalog = spool.configuration.catalogs[0]
+        spool.configuration.catalogs = [
+            Catalog(name: catalog.name, url: catalog.url, ackURL: catalog.ackURL, cursor: .serverTime)
+        ]
+        let report = try Self.sync(spool)
+        #expect(report.full)
+        #expect(server.requests.filter { $0.method == "GET" }.last.flatMap(Self.since) == "1970-01-01T00:00:00Z")
+    }
+
+    @Test("a state file from before time cursors still reads, with its version as the cursor")
+    func oldStateFilesStillRead() throws {
+        let old = #"{"complete":false,"failures":0,"since":2999,"version":2999}"#
+        let state = try JSONDecoder().decode(CatalogState.self, from: Data(old.utf8))
+        #expect(state.since == .version(2999) && state.syncing == nil)
+    }
+
+    @Test("the sink answers server_time and takes it back as since: a time-keyed delta brings only what changed")
+    func theSinkServesTimeCursors() throws {
+        let directory = TemporaryDirectory("time-cursor")
+        let catalogs = try CatalogTests.makeCatalog(in: directory, count: 250)
+        let sink = try Sink(directory: directory.path + "/sink", catalogs: catalogs)
+        let server = try LoopbackServer(forwardingTo: sink)
+        let spool = try Self.spool(server, cursor: .serverTime)
+        spool.configuration.catalogs = [
+            Catalog(
+                name: try #require(SubscriberName("products")),
+                url: "http://\(server.server.address)/catalogs/products", pageSize: 100,
+                ackURL: "http://\(server.server.address)/sync/ack", cursor: .serverTime)
+        ]
+        let first = try Self.sync(spool)
+        #expect(first.upserts == 250 && first.pages == 3)
+        let reached = try #require(first.serverTime.flatMap(Timestamp.init(rfc3339:)))
+
+        // Changes made after that time, with the clock's own timestamps.
+        usleep(5_000)
+        try Data(#"{"id":"p-7","name":"Renamed"}"#.utf8).write(
+            to: URL(fileURLWithPath: catalogs + "/products/p-7.json"))
+        try Data("p-9\t\(Timestamp.now().nanosecondsSinceEpoch / 1_000_000)\n".utf8)
+            .write(to: URL(fileURLWithPath: catalogs + "/products/tombstones.tsv"))
+        let second = try Self.sync(spool)
+        #expect(!second.full && second.upserts == 1 && second.tombstones == 1, "\(second)")
+        let asked = try #require(server.requests.filter { $0.method == "GET" }.last.flatMap(Self.since))
+        #expect(asked.removingPercentEncoding.flatMap(Timestamp.init(rfc3339:)) == reached)
+        let acks = try String(contentsOfFile: directory.path + "/sink/acks.tsv", encoding: .utf8)
+        #expect(acks.split(separator: "\n").last?.hasSuffix("\t" + (second.serverTime ?? "?")) == true, "\(acks)")
+    }
+}
