@@ -15,7 +15,7 @@ BINARY ?= .build/release/courier
 SPOOL ?= /var/spool/courier
 
 UNITS = courier.service courier.timer courier.path courier-prune.service courier-prune.timer \
-	courier-catalog.service courier-catalog.timer
+	courier-catalog.service courier-catalog.timer courier-sync-request.path courier-sync-request.service
 
 .PHONY: all install uninstall deb
 

@@ -69,7 +69,7 @@ cat > "$root/DEBIAN/prerm" <<'PRERM'
 set -e
 if [ -d /run/systemd/system ]; then
     # Every unit the package ships that can start a round or a sync.
-    systemctl stop courier.timer courier.path courier-prune.timer courier-catalog.timer >/dev/null 2>&1 || true
+    systemctl stop courier.timer courier.path courier-prune.timer courier-catalog.timer courier-sync-request.path >/dev/null 2>&1 || true
 fi
 exit 0
 PRERM

@@ -4,14 +4,16 @@ import CourierPosix
 import CourierSpool
 import Foundation
 
-/// `courier catalog sync [NAME] [--full]` and `courier catalog status [--json]`.
+/// `courier catalog sync [NAME] [--full] [--if-requested]` and
+/// `courier catalog status [--json]`.
 enum CatalogCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let full = arguments.flag("--full")
+        let ifRequested = arguments.flag("--if-requested")
         let json = arguments.flag("--json")
         let rest = try arguments.positionals()
         guard let action = rest.first, ["sync", "status"].contains(action), rest.count <= 2 else {
-            throw .usage("catalog sync [NAME] [--full] | catalog status [--json]")
+            throw .usage("catalog sync [NAME] [--full] [--if-requested] | catalog status [--json]")
         }
         let configuration = try invocation.configuration(readingSecrets: action == "sync")
         let spool: Spool
@@ -30,6 +32,15 @@ enum CatalogCommand {
             try status(catalogs, spool: spool, json: json, output: invocation.output)
             return
         }
+        let request = SyncRequest(spool: spool)
+        if ifRequested {
+            let requested: Bool
+            do { requested = try request.take() } catch { throw .spool(error) }
+            guard requested else {
+                invocation.log(.info, "no sync requested (.courier/\(SyncRequest.fileName) is absent)")
+                return
+            }
+        }
         var failed = false
         for catalog in catalogs {
             do {
@@ -46,6 +57,9 @@ enum CatalogCommand {
                 invocation.output.error("error: \(error)")
                 failed = true
             }
+        }
+        if ifRequested {
+            do { try request.finish() } catch { throw .spool(error) }
         }
         if failed { throw .reported(.temporary) }
     }

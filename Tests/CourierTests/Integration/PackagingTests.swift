@@ -30,7 +30,8 @@ import Testing
             "usr/bin/courier", "usr/lib/systemd/system/courier.service", "usr/lib/systemd/system/courier.timer",
             "usr/lib/systemd/system/courier.path", "usr/lib/systemd/system/courier-prune.service",
             "usr/lib/systemd/system/courier-prune.timer", "usr/lib/systemd/system/courier-catalog.timer",
-            "usr/lib/systemd/system/courier-catalog.service", "etc/courier/courier.conf",
+            "usr/lib/systemd/system/courier-catalog.service", "usr/lib/systemd/system/courier-sync-request.path",
+            "usr/lib/systemd/system/courier-sync-request.service", "etc/courier/courier.conf",
             "usr/share/man/man1/courier.1",
             "usr/share/man/man5/courier.conf.5", "usr/share/bash-completion/completions/courier",
             "usr/share/zsh/vendor-completions/_courier",
@@ -67,6 +68,8 @@ import Testing
         }
         let names = [
             "courier.service", "courier.timer", "courier.path", "courier-prune.service", "courier-prune.timer",
+            "courier-catalog.service", "courier-catalog.timer", "courier-sync-request.path",
+            "courier-sync-request.service",
         ]
         let result = try Shell.run(
             ["systemd-analyze", "verify", "--root=\(root.path)", "--man=no"] + names.map { units + "/" + $0 })
