@@ -93,6 +93,14 @@ public struct MonotonicInstant: Comparable, Sendable {
     public static func - (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Duration {
         .nanoseconds(lhs.nanoseconds - rhs.nanoseconds)
     }
+
+    /// Sleeps until `deadline` (at once if it has passed); a signal that
+    /// interrupts the sleep does not cut it short.
+    public static func sleep(until deadline: MonotonicInstant) {
+        var target = Glibc.timespec(
+            tv_sec: Int(deadline.nanoseconds / 1_000_000_000), tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
+    }
 }
 
 extension Duration {

@@ -47,12 +47,18 @@ package final class HTTPClient: Transport {
     }
 
     /// Drives transfers for at most `wait`; returns those that finished.
+    /// With nothing in flight it sleeps out `wait`: the round's loop asks for
+    /// exactly the time until its next retry is due, and must not spin.
     package func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)] {
         let deadline = MonotonicInstant.now() + wait
         while true {
             _ = try multi.perform()
             let done = multi.finished()
-            if !done.isEmpty || running.isEmpty { return done.compactMap(finish) }
+            if !done.isEmpty { return done.compactMap(finish) }
+            if running.isEmpty {
+                MonotonicInstant.sleep(until: deadline)
+                return []
+            }
             let remaining = deadline - MonotonicInstant.now()
             if remaining <= .zero { return [] }
             try multi.poll(timeout: min(remaining, .seconds(1)))
