@@ -22,6 +22,8 @@ public struct Backfill {
         public var alreadyPending: [String] = []
         /// Files in the source that are not records, with the reason.
         public var skipped: [String] = []
+        /// Records of a kind the subscriber does not take, with the kind.
+        public var notTaken: [String] = []
     }
 
     let spool: Spool
@@ -37,9 +39,11 @@ public struct Backfill {
     public func run(
         since: Timestamp, until: Timestamp, subscriber: SubscriberName, from source: Source, dryRun: Bool
     ) throws(OperationError) -> Report {
-        guard configuration.subscriber(named: subscriber) != nil else { throw .unknownSubscriber(subscriber.value) }
+        guard let target = configuration.subscriber(named: subscriber) else {
+            throw .unknownSubscriber(subscriber.value)
+        }
         var report = Report()
-        let candidates = try collect(from: source, since: since, until: until, report: &report)
+        let candidates = try collect(from: source, for: target, since: since, until: until, report: &report)
         let ledger = Ledger(directory: spool.ledgerDirectory)
         let origin: String
         switch source {
@@ -76,9 +80,12 @@ public struct Backfill {
         return report
     }
 
-    private func collect(from source: Source, since: Timestamp, until: Timestamp, report: inout Report)
-        throws(OperationError) -> [RecordID: [UInt8]]
-    {
+    /// One record per id in the range, of a kind `subscriber` takes (as
+    /// intake would choose it: backfill catches a subscriber up, it does not
+    /// send what it never wanted).
+    private func collect(
+        from source: Source, for subscriber: Subscriber, since: Timestamp, until: Timestamp, report: inout Report
+    ) throws(OperationError) -> [RecordID: [UInt8]] {
         var found: [RecordID: (bytes: [UInt8], preferred: Bool)] = [:]
         func consider(_ bytes: [UInt8], modified: Timestamp, label: String, preferred: Bool) {
             switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
@@ -87,6 +94,10 @@ public struct Backfill {
             case .success(let record):
                 let time = record.time ?? modified
                 guard time >= since && time < until else { return }
+                guard subscriber.takes(kind: record.kind) else {
+                    report.notTaken.append("\(label): kind \(record.kind)")
+                    return
+                }
                 // One per id: the original rather than a deliberate copy.
                 if let existing = found[record.id], existing.preferred || !preferred { return }
                 found[record.id] = (bytes, preferred)

@@ -40,8 +40,10 @@ enum BackfillCommand {
         for name in report.queued { output.line("\(dryRun ? "would queue" : "queued") \(name)") }
         for name in report.alreadyPending { output.line("already waiting: \(name)") }
         for reason in report.skipped { output.error("skipped \(reason)") }
+        for record in report.notTaken { output.line("not taken by \(subscriber): \(record)") }
         output.line(
             "\(report.queued.count) \(dryRun ? "would be queued" : "queued") for \(subscriber), "
-                + "\(report.alreadyPending.count) already waiting, \(report.skipped.count) skipped")
+                + "\(report.alreadyPending.count) already waiting, \(report.notTaken.count) of other kinds, "
+                + "\(report.skipped.count) skipped")
     }
 }
