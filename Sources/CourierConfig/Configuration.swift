@@ -202,6 +202,9 @@ public struct Configuration: Sendable {
     /// How long a notifier may run before its process group is stopped.
     public var notifyTimeout: Duration = .seconds(30)
     public var retention: Duration
+    /// `failed-retention`: how long entries stay in `failed/` before `prune`
+    /// removes them; nil (the default) keeps them until a person acts.
+    public var failedRetention: Duration?
     /// Six months of ledger and sent/ entries: long enough to answer "did it
     /// go?" for anything a person still remembers.
     public static let defaultRetention: Duration = .seconds(183 * 86_400)

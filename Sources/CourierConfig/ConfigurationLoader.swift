@@ -115,6 +115,7 @@ extension Configuration {
             guard !value.isEmpty else { throw fail("is empty") }
             metricsFile = Self.resolve(value, against: base)
         case "retention": retention = try Self.duration(value, fail)
+        case "failed-retention": failedRetention = try Self.positiveDuration(value, fail)
         case "route-wait": routeWait = try Self.duration(value, fail)
         case "settle": settle = try Self.duration(value, fail)
         case "background-timeout": backgroundTimeout = try Self.positiveDuration(value, fail)

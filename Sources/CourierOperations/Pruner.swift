@@ -1,21 +1,27 @@
 import CourierPosix
 import CourierSpool
+import CourierSupport
 
 /// What `courier prune` removed (or would remove, in a dry run).
 public struct PruneReport: Sendable, Equatable {
     public var ledgerFiles: [String] = []
     public var sentEntries: [String] = []
+    /// Only with `failed-retention`.
+    public var failedEntries: [String] = []
     public var temporaryLeftovers: [String] = []
 
-    public var total: Int { ledgerFiles.count + sentEntries.count + temporaryLeftovers.count }
+    public var total: Int { ledgerFiles.count + sentEntries.count + failedEntries.count + temporaryLeftovers.count }
 }
 
 /// Keeps the spool to its retention: ledger day files and `sent/`
 /// entries older than `retention`, and `tmp/` leftovers older than 36 h.
-/// Never touches `failed/` or `needsAttention/`: those wait for a person.
+/// `failed/` entries go only under `failed-retention`, counted from when
+/// they entered `failed/`, each with a `deleted` ledger line: they were
+/// never delivered. `needsAttention/` waits for a person, always.
 public struct Pruner {
     let spool: Spool
     let retention: Duration
+    let failedRetention: Duration?
     let now: Timestamp
     let dryRun: Bool
 
@@ -23,9 +29,12 @@ public struct Pruner {
     /// writer that died; no live writer takes that long.
     public static let temporaryLeftoverAge: Duration = .seconds(36 * 3600)
 
-    public init(spool: Spool, retention: Duration, now: Timestamp = .now(), dryRun: Bool) {
+    public init(
+        spool: Spool, retention: Duration, failedRetention: Duration? = nil, now: Timestamp = .now(), dryRun: Bool
+    ) {
         self.spool = spool
         self.retention = retention
+        self.failedRetention = failedRetention
         self.now = now
         self.dryRun = dryRun
     }
@@ -42,25 +51,48 @@ public struct Pruner {
             report.ledgerFiles.append(day)
         }
         report.sentEntries = try removeOld(in: spool.directory(.sent), olderThan: cutoff)
+        if let failedRetention {
+            report.failedEntries = try removeOld(
+                in: spool.directory(.failed), olderThan: now - failedRetention, by: \.changed
+            ) { name throws(SpoolError) in
+                guard !dryRun else { return }
+                try Ledger(directory: spool.ledgerDirectory).append(
+                    LedgerLine(
+                        time: now, round: "prune", subscriber: EntryName(fileName: name)?.subscriber.value ?? "-",
+                        key: EntryName(fileName: name)?.key.description ?? name.description, event: .deleted,
+                        detail: "removed from failed/ after failed-retention \(Units.describe(failedRetention))"))
+            }
+        }
         report.temporaryLeftovers = try removeOld(
             in: spool.tmp, olderThan: now - Self.temporaryLeftoverAge)
         return report
     }
 
-    private func removeOld(in directory: DirectoryHandle, olderThan cutoff: Timestamp) throws(SpoolError) -> [String] {
-        var removed: [String] = []
-        do throws(SystemError) {
+    /// Removes what is older than `cutoff` by `age` (the modification time
+    /// unless told otherwise), after `noting` each: the ledger line comes
+    /// first, so a crash between the two leaves the entry, and its line is
+    /// written again by the next prune.
+    private func removeOld(
+        in directory: DirectoryHandle, olderThan cutoff: Timestamp,
+        by age: KeyPath<FileStatus, Timestamp> = \.modified, noting: (FileName) throws(SpoolError) -> Void = { _ in }
+    ) throws(SpoolError) -> [String] {
+        var old: [FileName] = []
+        do {
             let stream = try directory.entries()
             while let name = try stream.next() {
-                guard let status = try directory.status(of: name), status.kind != .directory, status.modified < cutoff
+                guard let status = try directory.status(of: name), status.kind != .directory,
+                    status[keyPath: age] < cutoff
                 else { continue }
-                try remove(name, in: directory)
-                removed.append(name.description)
+                old.append(name)
             }
         } catch {
             throw SpoolError(error)
         }
-        return removed.sorted()
+        for name in old {
+            try noting(name)
+            do { try remove(name, in: directory) } catch { throw SpoolError(error) }
+        }
+        return old.map(\.description).sorted()
     }
 
     private func remove(_ name: FileName, in directory: DirectoryHandle) throws(SystemError) {

@@ -133,6 +133,9 @@ public struct FileStatus: Sendable {
     public let size: Int
     public let mode: UInt32
     public let modified: Timestamp
+    /// The inode's last change: rename(2) sets it, so for a spool entry it
+    /// is when the entry last changed state.
+    public let changed: Timestamp
     public let device: UInt64
     /// Hard links to the file: more than one means another name elsewhere.
     public let links: Int
@@ -151,6 +154,7 @@ public struct FileStatus: Sendable {
         size = Int(info.st_size)
         mode = info.st_mode & 0o7777
         modified = Timestamp(secondsSinceEpoch: Int64(info.st_mtim.tv_sec), nanoseconds: Int64(info.st_mtim.tv_nsec))
+        changed = Timestamp(secondsSinceEpoch: Int64(info.st_ctim.tv_sec), nanoseconds: Int64(info.st_ctim.tv_nsec))
         device = UInt64(info.st_dev)
         links = Int(info.st_nlink)
     }

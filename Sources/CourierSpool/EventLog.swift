@@ -13,7 +13,7 @@ public enum LogLevel: Int, Sendable, Comparable {
     public init(for event: LedgerEvent) {
         switch event {
         case .needsAttention, .invalid, .routeTimeout, .catalogFailed: self = .warning
-        case .retry, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled: self = .notice
+        case .retry, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled, .deleted: self = .notice
         case .sent, .accepted, .awaitingRoute, .routeAttached, .catalogSynced, .catalogDeleted: self = .info
         }
     }

@@ -26,6 +26,9 @@ public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
     /// A catalog item the server deleted (a tombstone) was removed; the
     /// detail keeps its `deleted_at` and `version` when the server gave them.
     case catalogDeleted
+    /// An entry that was never delivered was removed: by a person, or by
+    /// `prune` under `failed-retention`.
+    case deleted
 }
 
 /// One line of `ledger/YYYY-MM-DD.tsv`: nine tab-separated columns.

@@ -73,6 +73,13 @@ import Testing
         #expect(configuration.subscribers[1].concurrency == 8)
     }
 
+    @Test("failed-retention is unset by default and a duration when given")
+    func failedRetention() throws {
+        #expect(try Self.parse("[subscriber a]\nurl = http://h/a\n").failedRetention == nil)
+        let configuration = try Self.parse("[courier]\nfailed-retention = 30d\n[subscriber a]\nurl = http://h/a\n")
+        #expect(configuration.failedRetention == .seconds(30 * 86_400))
+    }
+
     @Test("a catalog's cursor is the version unless since = server-time")
     func catalogCursors() throws {
         let configuration = try Self.parse(

@@ -185,4 +185,42 @@ import Testing
         #expect(
             try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: false).run().total == 0)
     }
+
+    @Test("with failed-retention, prune removes failed/ entries by the time they entered failed/, with a ledger line")
+    func failedRetentionRemovesOldFailures() throws {
+        let (spool, _) = try Self.spool(names: ["alpha"])
+        let day: Int64 = 86_400
+        for (state, name) in [(SpoolState.failed, "f-1@alpha.json"), (.needsAttention, "n-1@alpha.json")] {
+            try spool.spool.deliverNewFile(Array("{}".utf8), named: FileName(name), into: state)
+            // An old record: its age in failed/ is what counts, not its own.
+            try spool.spool.directory(state).setModified(FileName(name), to: .now() - .seconds(400 * day))
+        }
+        let keepAYear = Duration.seconds(365 * day)
+        let today = try Pruner(
+            spool: spool.spool, retention: keepAYear, failedRetention: .seconds(30 * day), dryRun: false
+        ).run()
+        #expect(today.failedEntries.isEmpty, "an entry that just entered failed/ stays")
+
+        let later = Timestamp.now() + .seconds(31 * day)
+        let dry = try Pruner(
+            spool: spool.spool, retention: keepAYear, failedRetention: .seconds(30 * day), now: later, dryRun: true
+        ).run()
+        #expect(dry.failedEntries == ["f-1@alpha.json"])
+        #expect(try spool.names(in: .failed) == ["f-1@alpha.json"])
+        #expect(try spool.ledger().filter { $0.event == .deleted }.isEmpty)
+
+        let report = try Pruner(
+            spool: spool.spool, retention: keepAYear, failedRetention: .seconds(30 * day), now: later, dryRun: false
+        ).run()
+        #expect(report.failedEntries == ["f-1@alpha.json"])
+        #expect(try spool.names(in: .failed).isEmpty)
+        #expect(try spool.names(in: .needsAttention) == ["n-1@alpha.json"], "a person's items are never pruned")
+        let deleted = try spool.ledger().filter { $0.event == .deleted }
+        #expect(
+            deleted.map(\.key) == ["f-1"] && deleted.first?.subscriber == "alpha" && deleted.first?.round == "prune")
+
+        let unset = try Pruner(
+            spool: spool.spool, retention: keepAYear, now: later + .seconds(999 * day), dryRun: false)
+        #expect(try unset.run().failedEntries.isEmpty)
+    }
 }

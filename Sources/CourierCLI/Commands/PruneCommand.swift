@@ -15,22 +15,28 @@ enum PruneCommand {
         }
         try arguments.noPositionals("prune")
         let spool = try invocation.openSpool()
-        let keep: Duration
-        if let retention {
-            keep = retention
-        } else {
-            // A broken configuration must not prune with the default in
-            // place of the retention it meant; only a missing one falls back.
-            keep = try invocation.configurationIfAny(readingSecrets: false)?.retention ?? Configuration.defaultRetention
-        }
+        // A broken configuration must not prune with the default in place of
+        // the retention it meant; only a missing one falls back.
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
+        let keep = retention ?? configuration?.retention ?? Configuration.defaultRetention
+        let keepFailed = configuration?.failedRetention
         let report: PruneReport
-        do { report = try Pruner(spool: spool, retention: keep, dryRun: dryRun).run() } catch { throw .spool(error) }
+        do {
+            report = try Pruner(spool: spool, retention: keep, failedRetention: keepFailed, dryRun: dryRun).run()
+        } catch {
+            throw .spool(error)
+        }
         let verb = dryRun ? "would remove" : "removed"
         for day in report.ledgerFiles { invocation.output.line("\(verb) ledger/\(day).tsv") }
         for name in report.sentEntries { invocation.output.line("\(verb) sent/\(name)") }
+        for name in report.failedEntries { invocation.output.line("\(verb) failed/\(name)") }
         for name in report.temporaryLeftovers { invocation.output.line("\(verb) tmp/\(name)") }
         invocation.output.line(
             "\(verb) \(report.ledgerFiles.count) ledger files, \(report.sentEntries.count) sent entries, "
+                + (keepFailed.map {
+                    "\(report.failedEntries.count) failed entries (failed-retention \(Units.describe($0))), "
+                }
+                    ?? "")
                 + "\(report.temporaryLeftovers.count) tmp leftovers (retention \(Units.describe(keep)))")
     }
 }
