@@ -1,4 +1,5 @@
 import CourierConfig
+import CourierOperations
 import CourierSpool
 import Foundation
 
@@ -50,5 +51,17 @@ struct Invocation {
     func openSpool() throws(CLIError) -> Spool {
         let path = try spoolLocation()
         do { return try Spool(path: path) } catch { throw .spool(error) }
+    }
+
+    /// Rewrites `metrics-file` after a command moved items, so the file
+    /// never lags behind the spool until the next round. Failing to is a
+    /// warning: the command did its work.
+    func refreshMetrics(_ configuration: Configuration?, spool: Spool) {
+        guard let configuration, let path = configuration.metricsFile else { return }
+        do {
+            try MetricsFile(path: path, spool: spool, catalogs: configuration.catalogs.map(\.name)).refresh()
+        } catch {
+            output.error("warning: metrics-file: \(error)")
+        }
     }
 }

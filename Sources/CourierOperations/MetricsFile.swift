@@ -2,6 +2,7 @@ import CourierCatalog
 import CourierPosix
 import CourierRound
 import CourierSpool
+import CourierTransport
 import Foundation
 import Glibc
 
@@ -18,23 +19,39 @@ public struct MetricsFile {
         self.catalogs = catalogs
     }
 
-    /// The exposition text: items per state, today's events per subscriber
-    /// and event, the last round's time, duration, exit status and tallies,
-    /// and each catalog's position.
+    /// The exposition text: the build, items per state and the oldest item's
+    /// age per state, events per subscriber and event since the spool began,
+    /// the last round's time, duration, exit status and tallies, and each
+    /// catalog's position.
     public func render(summary: RoundSummary?, exitStatus: Int32, now: Timestamp = .now()) throws(SpoolError) -> String
     {
         var text = Exposition()
+        text.family(
+            "courier_build_info", "The running courier's version (always 1).",
+            [(#"{version="\#(Self.label(CourierVersion.current))"}"#, "1")])
         let counts = try spool.counts()
         text.family(
             "courier_items", "Items in each state folder of the spool.",
             SpoolState.allCases.map { (#"{state="\#($0.rawValue)"}"#, String(counts[$0] ?? 0)) })
-        var events: [String: Int] = [:]
-        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: now.utcDay, untilDay: now.utcDay) { line in
-            events[#"{subscriber="\#(Self.label(line.subscriber))",event="\#(line.event.rawValue)"}"#, default: 0] += 1
+        text.family(
+            "courier_oldest_item_age_seconds",
+            "Age of the oldest item in each state but sent/, by its file's modification time (0: none).",
+            try Self.oldestStates.map { state throws(SpoolError) in
+                let oldest = try Self.oldest(in: spool.directory(state))
+                return (
+                    #"{state="\#(state.rawValue)"}"#, String(oldest.map { max(0, (now - $0).milliseconds / 1000) } ?? 0)
+                )
+            })
+        let events = try EventCounters(spool: spool).update()
+        var samples: [(labels: String, value: String)] = []
+        for (subscriber, byEvent) in events.sorted(by: { $0.key < $1.key }) {
+            for (event, count) in byEvent.sorted(by: { $0.key < $1.key }) {
+                samples.append((#"{subscriber="\#(Self.label(subscriber))",event="\#(event)"}"#, String(count)))
+            }
         }
         text.family(
-            "courier_events_today", "Ledger events since the start of the UTC day, per subscriber and event.",
-            events.keys.sorted().map { ($0, String(events[$0] ?? 0)) })
+            "courier_events_total", "Ledger events per subscriber and event since the spool began.", samples,
+            type: "counter")
         Self.lastRound(summary, exitStatus: exitStatus, now: now, into: &text)
         var states: [(SubscriberName, CatalogState)] = []
         for catalog in catalogs { states.append((catalog, try CatalogState.load(catalog, in: spool))) }
@@ -46,8 +63,10 @@ public struct MetricsFile {
     struct Exposition {
         private(set) var text = ""
 
-        mutating func family(_ name: String, _ help: String, _ samples: [(labels: String, value: String)]) {
-            text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        mutating func family(
+            _ name: String, _ help: String, _ samples: [(labels: String, value: String)], type: String = "gauge"
+        ) {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
         }
     }
@@ -113,7 +132,23 @@ public struct MetricsFile {
     /// fsynced, renamed, and the directory fsynced, so the collector never
     /// reads half a file and a power cut leaves the old file or the new one.
     public func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
-        let text = try render(summary: summary, exitStatus: exitStatus)
+        try spool.writeControlFile(Self.exitStatusFile, Array("\(exitStatus)\n".utf8))
+        try publish(try render(summary: summary, exitStatus: exitStatus))
+    }
+
+    /// After a command that is not a round moved items: the same file, with
+    /// the last round's figures as that round left them.
+    public func refresh() throws(SpoolError) {
+        let status = spool.readControlFile(Self.exitStatusFile).flatMap {
+            Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        try publish(try render(summary: Round.lastSummary(in: spool), exitStatus: status ?? 0))
+    }
+
+    /// The last round's exit status, kept for `refresh`.
+    static let exitStatusFile = "last-round-status"
+
+    private func publish(_ text: String) throws(SpoolError) {
         let slash = path.lastIndex(of: "/")
         let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = FileName(slash.map { String(path[path.index(after: $0)...]) } ?? path)
@@ -127,6 +162,25 @@ public struct MetricsFile {
         } catch {
             throw SpoolError(error)
         }
+    }
+
+    /// Every state but `sent/`, where age is only history.
+    static let oldestStates: [SpoolState] = SpoolState.allCases.filter { $0 != .sent }
+
+    /// The oldest modification time among a folder's files: one lstat per
+    /// entry, for folders that are small when things are well.
+    static func oldest(in directory: DirectoryHandle) throws(SpoolError) -> Timestamp? {
+        var oldest: Timestamp?
+        do {
+            let stream = try directory.entries()
+            while let name = try stream.next() {
+                guard let status = try directory.status(of: name), status.kind == .regular else { continue }
+                if oldest.map({ status.modified < $0 }) ?? true { oldest = status.modified }
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        return oldest
     }
 
     /// Label values escape backslash, quote and newline.

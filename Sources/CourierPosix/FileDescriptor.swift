@@ -54,6 +54,30 @@ public final class FileDescriptor {
     }
 
     /// Writes every byte; a short write is continued, never dropped.
+    /// At most `limit` bytes from `offset` on (pread: the file position is
+    /// left alone); fewer at the end of the file.
+    public func read(from offset: Int, upTo limit: Int) throws(SystemError) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: max(0, limit))
+        var filled = 0
+        while filled < limit {
+            var error = Errno(0)
+            let count = result.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                let count = pread(rawValue, base + filled, limit - filled, off_t(offset + filled))
+                if count < 0 { error = Errno.current }
+                return count
+            }
+            if count == 0 { break }
+            if count < 0 {
+                if error == .interrupted { continue }
+                throw SystemError("read", path: path, error)
+            }
+            filled += count
+        }
+        result.removeSubrange(filled...)
+        return result
+    }
+
     public func write(_ bytes: some Collection<UInt8>) throws(SystemError) {
         let contiguous = Array(bytes)
         var offset = 0

@@ -28,6 +28,7 @@ enum BackfillCommand {
         let configuration = try invocation.configuration(readingSecrets: false)
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        defer { if !dryRun { invocation.refreshMetrics(configuration, spool: spool) } }
         let report: Backfill.Report
         do {
             report = try Backfill(spool: spool, configuration: configuration).run(

@@ -41,6 +41,7 @@ enum CatalogCommand {
                 return
             }
         }
+        defer { invocation.refreshMetrics(configuration, spool: spool) }
         var failed = false
         for catalog in catalogs {
             do {

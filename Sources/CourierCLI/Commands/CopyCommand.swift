@@ -17,6 +17,7 @@ enum CopyCommand {
         let configuration = try invocation.configuration(readingSecrets: false)
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        defer { invocation.refreshMetrics(configuration, spool: spool) }
         do throws(OperationError) {
             let items = try spool.resolve(text)
             guard items.count == 1, let item = items.first else {

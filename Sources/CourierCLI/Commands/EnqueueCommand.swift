@@ -10,6 +10,7 @@ enum EnqueueCommand {
         let configuration = try invocation.configuration(readingSecrets: false)
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        defer { invocation.refreshMetrics(configuration, spool: spool) }
         let enqueuer = Enqueuer(spool: spool, configuration: configuration)
         var failed = false
         for source in sources {

@@ -8,6 +8,7 @@ enum ManualMoveCommand {
         let texts = try arguments.positionals()
         guard !texts.isEmpty else { throw .usage("\(command) ENTRY...") }
         let spool = try invocation.openSpool()
+        defer { invocation.refreshMetrics(try? invocation.configurationIfAny(readingSecrets: false), spool: spool) }
         var items: [SpoolItem] = []
         do {
             for text in texts { items += try spool.resolve(text) }

@@ -20,6 +20,7 @@ enum PruneCommand {
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let keep = retention ?? configuration?.retention ?? Configuration.defaultRetention
         let keepFailed = configuration?.failedRetention
+        defer { if !dryRun { invocation.refreshMetrics(configuration, spool: spool) } }
         let report: PruneReport
         do {
             report = try Pruner(spool: spool, retention: keep, failedRetention: keepFailed, dryRun: dryRun).run()

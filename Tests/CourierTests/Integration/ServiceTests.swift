@@ -72,7 +72,10 @@ import Testing
         #expect(text.contains("# TYPE courier_items gauge\n"))
         #expect(text.contains(#"courier_items{state="sent"} 1"#))
         #expect(text.contains(#"courier_items{state="queued"} 0"#))
-        #expect(text.contains(#"courier_events_today{subscriber="alpha",event="sent"} 1"#))
+        #expect(text.contains("# TYPE courier_events_total counter\n"))
+        #expect(text.contains(#"courier_events_total{subscriber="alpha",event="sent"} 1"#))
+        #expect(text.contains(#"courier_build_info{version="0.1.0"} 1"#))
+        #expect(text.contains(#"courier_oldest_item_age_seconds{state="queued"} 0"#))
         #expect(text.contains("courier_last_round_exit_status 0\n"))
         #expect(text.contains(#"courier_last_round_items{outcome="sent"} 1"#))
         // Every sample line is NAME{labels} VALUE, as the textfile collector wants.
@@ -80,6 +83,45 @@ import Testing
             #expect(line.split(separator: " ").count == 2 && Double(line.split(separator: " ")[1]) != nil, "\(line)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: metrics.path) == ["courier.prom"])
+    }
+
+    /// Prometheus conventions: a counter only grows (across runs, and after
+    /// prune removed the days it was counted from), every command that
+    /// moves items rewrites the file, and promtool accepts it.
+    @Test("events_total only grows, ack rewrites the file, and promtool check metrics accepts it", .needs("promtool"))
+    func metricsFollowPrometheusConventions() throws {
+        let metrics = TemporaryDirectory("metrics")
+        let path = metrics.path + "/courier.prom"
+        let (directory, config, server) = try Self.setUp(status: 500, extra: "metrics-file = \(path)")
+        defer { withExtendedLifetime((directory, server)) {} }
+        let binary = try CourierBinary.locate()
+        _ = try binary.run(["--config", config, "run"])
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(#"courier_items{state="needsAttention"} 1"#))
+        #expect(text.contains(#"courier_events_total{subscriber="alpha",event="needsAttention"} 1"#))
+
+        // A person settles it: the file follows without a round.
+        let ack = try binary.run(["--config", config, "ack", "e-1@alpha"])
+        #expect(ack.status == 0, "\(ack.error)")
+        text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(
+            text.contains(#"courier_items{state="needsAttention"} 0"#)
+                && text.contains(#"courier_items{state="failed"} 1"#))
+        #expect(text.contains(#"courier_events_total{subscriber="alpha",event="acknowledged"} 1"#))
+        #expect(text.contains("courier_last_round_exit_status 0\n"), "the last round's figures stay")
+
+        // The day files go (as prune would take them); the counts stay.
+        for day in try FileManager.default.contentsOfDirectory(atPath: directory.path + "/spool/ledger") {
+            try FileManager.default.removeItem(atPath: directory.path + "/spool/ledger/" + day)
+        }
+        try directory.write(#"{"id":"e-2","kind":"sleep"}"#, to: "spool/queued/e2.json")
+        _ = try binary.run(["--config", config, "run"])
+        text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(#"courier_events_total{subscriber="alpha",event="needsAttention"} 2"#), "\(text)")
+        #expect(text.contains(#"courier_events_total{subscriber="alpha",event="acknowledged"} 1"#))
+
+        let check = try Shell.run(["sh", "-c", "promtool check metrics < \"$0\"", path])
+        #expect(check.status == 0, "\(check.output)")
     }
 
     @Test func checkWarnsAboutSecretsOthersCanRead() throws {

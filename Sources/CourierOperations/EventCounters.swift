@@ -1,0 +1,49 @@
+import CourierPosix
+import CourierSpool
+import Foundation
+import Glibc
+
+/// Ledger events counted per subscriber and event since the spool began:
+/// `courier_events_total`. The counts and the ledger position they reach
+/// are kept in `.courier/event-counts.json` and brought up to date from the
+/// lines written since, so they only grow — across runs, and after prune
+/// removes the day files they were counted from.
+struct EventCounters {
+    let spool: Spool
+
+    struct Saved: Codable {
+        var position: LedgerPosition?
+        /// subscriber → event → count
+        var counts: [String: [String: Int]] = [:]
+    }
+
+    static let fileName = "event-counts.json"
+
+    /// Counts every line written since the last update, saves, and returns
+    /// the totals. Commands that update at once take turns on a lock, so no
+    /// line is counted twice.
+    func update() throws(SpoolError) -> [String: [String: Int]] {
+        let lock: FileDescriptor
+        do {
+            lock = try spool.control.openFile(FileName("event-counts.lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
+            _ = try lock.lockExclusively(wait: true)
+        } catch {
+            throw SpoolError(error)
+        }
+        return try withExtendedLifetime(lock) { () throws(SpoolError) -> [String: [String: Int]] in
+            // A file that does not decode was edited by hand: counting again
+            // from what the ledger still holds is the honest restart.
+            var saved =
+                (try spool.controlFile(Self.fileName)).flatMap { try? JSONDecoder().decode(Saved.self, from: Data($0)) }
+                ?? Saved()
+            let before = saved.position
+            saved.position = try Ledger.readNew(after: saved.position, in: spool.ledgerDirectory) { line in
+                saved.counts[line.subscriber, default: [:]][line.event.rawValue, default: 0] += 1
+            }
+            if saved.position != before, let data = try? JSONEncoder().encode(saved) {
+                try spool.writeControlFile(Self.fileName, Array(data) + [0x0A])
+            }
+            return saved.counts
+        }
+    }
+}
