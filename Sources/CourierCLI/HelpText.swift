@@ -16,7 +16,7 @@ enum HelpText {
         }
         return """
             usage: \(synopsis)
-                   courier help [COMMAND], or courier COMMAND --help: its usage, options and an example
+                   courier help [COMMAND], or courier COMMAND --help: its options and an example
 
             Courier delivers JSON records dropped into a spool directory to HTTP
             subscribers, once per Idempotency-Key, through the state folders
