@@ -27,7 +27,7 @@ enum CommandTable {
 
     /// Options every command takes, before or after its name.
     static let globalOptions: [Option] = [
-        .value("--config", "FILE", "the configuration file (see below for where it is looked for)", completion: .files),
+        .value("--config", "FILE", "the configuration file, instead of the one searched for", completion: .files),
         .value("--spool", "DIR", "use this spool instead of the configuration's", completion: .directories),
         .flag("--quiet", short: "-q", "log only warnings and errors on standard error"),
         .flag("--verbose", short: "-v", "log every event, and debugging detail"),

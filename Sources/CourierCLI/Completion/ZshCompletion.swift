@@ -93,7 +93,7 @@ enum ZshCompletion {
     private static func specs(_ option: Option) -> [String] {
         let help = "[" + escape(option.help) + "]"
         let value =
-            option.placeholder.map { ":" + $0.lowercased() + ":" + action(option.completion) } ?? ""
+            option.placeholder.map { ":" + message($0) + ":" + action(option.completion) } ?? ""
         let names = [option.name] + (option.short.map { [$0] } ?? [])
         return names.map { name in
             "'" + name + (option.takesValue && name.hasPrefix("--") ? "=" : "") + help + value + "'"
@@ -114,6 +114,11 @@ enum ZshCompletion {
         case .entries(let states): return "_courier_entries " + states.map(\.rawValue).joined(separator: " ")
         case .commands: return action(.words(CommandTable.commands.map(\.name)))
         }
+    }
+
+    /// The message shown for a value: `host\:port` (a colon would end it).
+    private static func message(_ placeholder: String) -> String {
+        placeholder.lowercased().replacingOccurrences(of: ":", with: #"\:"#)
     }
 
     /// `'name:summary'` for `_describe`.

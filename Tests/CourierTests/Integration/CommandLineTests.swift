@@ -160,6 +160,7 @@ import Testing
             ("courier catalog ", ["sync", "status", "pull catalog deltas"]),
             ("courier log --event=catalog", ["catalogSynced", "catalogDeleted"]),
             ("courier sink --max", ["--max-connections"]),
+            ("courier sink --listen 127.0.0.1:0 --signing", ["--signing-secret-file"]),
         ])
     func zshCompletes(_ line: String, _ expected: [String]) throws {
         let folder = TemporaryDirectory("zsh")
