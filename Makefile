@@ -17,7 +17,7 @@ SPOOL ?= /var/spool/courier
 UNITS = courier.service courier.timer courier.path courier-prune.service courier-prune.timer \
 	courier-catalog.service courier-catalog.timer courier-sync-request.path courier-sync-request.service
 
-.PHONY: all install uninstall deb
+.PHONY: all install uninstall deb completions
 
 all: $(BINARY)
 
@@ -61,3 +61,11 @@ uninstall:
 
 deb:
 	scripts/build-deb.sh
+
+# The shell completions are written from the command table
+# (Sources/CourierCLI/CommandTable.swift) and checked in; a test fails when
+# they differ from what the binary prints. After changing a command:
+#   make completions BINARY=.build/debug/courier
+completions: $(BINARY)
+	$(BINARY) completions bash > etc/completion/courier.bash
+	$(BINARY) completions zsh > etc/completion/_courier

@@ -1,44 +1,40 @@
-/// A command's arguments after the command word: options are taken out
-/// by name, what is left is positional. Small on purpose; courier's
-/// commands have few options.
+/// A command's arguments as the parser found them (`CommandLineParser`):
+/// its declared options with their values, and the operands. Unknown
+/// options never get this far, so a command only asks for what it wants.
 struct Arguments {
-    private(set) var remaining: [String]
+    /// Each option given, by its long name, with its values in order
+    /// (an empty string for a flag).
+    private let given: [String: [String]]
+    private let operands: [String]
+    /// The options the table declares for this command: asking for another
+    /// is a mistake in the code, which debug builds catch at once.
+    private let declared: Set<String>
 
-    init(_ arguments: [String]) { remaining = arguments }
+    init(options: [String: [String]] = [:], operands: [String] = [], declared: Set<String> = []) {
+        given = options
+        self.operands = operands
+        self.declared = declared
+    }
 
     /// `--name` present?
-    mutating func flag(_ name: String) -> Bool {
-        guard let index = remaining.firstIndex(of: name) else { return false }
-        remaining.remove(at: index)
-        return true
+    func flag(_ name: String) -> Bool {
+        assert(declared.contains(name), "\(name) is not declared in the command table")
+        return given[name] != nil
     }
 
-    /// `--name VALUE` or `--name=VALUE`.
-    mutating func option(_ name: String) throws(CLIError) -> String? {
-        if let index = remaining.firstIndex(of: name) {
-            guard index + 1 < remaining.count else { throw .usage("\(name) needs a value") }
-            let value = remaining[index + 1]
-            remaining.removeSubrange(index...(index + 1))
-            return value
-        }
-        if let index = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
-            let value = String(remaining[index].dropFirst(name.count + 1))
-            remaining.remove(at: index)
-            return value
-        }
-        return nil
+    /// `--name VALUE` or `--name=VALUE`. Twice is refused: which one was
+    /// meant is a guess (`--subscriber a --subscriber b`).
+    func option(_ name: String) throws(CLIError) -> String? {
+        assert(declared.contains(name), "\(name) is not declared in the command table")
+        guard let values = given[name] else { return nil }
+        guard values.count == 1 else { throw .usage("\(name) is given \(values.count) times") }
+        return values.first
     }
 
-    /// What is left, refusing any option nobody took.
-    func positionals() throws(CLIError) -> [String] {
-        if let unknown = remaining.first(where: { $0.hasPrefix("--") || ($0.hasPrefix("-") && $0 != "-") }) {
-            throw .usage("unknown option \(unknown)")
-        }
-        return remaining
-    }
+    /// The positional arguments, `--` and what follows it included.
+    func positionals() throws(CLIError) -> [String] { operands }
 
     func noPositionals(_ command: String) throws(CLIError) {
-        let rest = try positionals()
-        if let first = rest.first { throw .usage("\(command) takes no argument \(first)") }
+        if let first = operands.first { throw .usage("\(command) takes no argument \(first)") }
     }
 }

@@ -125,12 +125,15 @@ import Testing
         let counter = FaultPlan()
         spool.spool.faults = counter
         try MetricsFile(path: path, spool: spool.spool).write(summary: nil, exitStatus: 0)
-        #expect(counter.counts[.sync] == 2, "the file and its directory: \(counter.counts)")
-        #expect(counter.counts[.rename] == 1)
+        // The round's exit status (kept in .courier/ for later refreshes) and
+        // the metrics file: each synced, renamed, and its directory synced.
+        #expect(counter.counts[.sync] == 4, "each file and its directory: \(counter.counts)")
+        #expect(counter.counts[.rename] == 2)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("courier_items"))
 
         try Data("old\n".utf8).write(to: URL(fileURLWithPath: path))
-        spool.spool.faults = FaultPlan(failing: .rename, at: 1, with: .noSpace)
+        // The second rename: the metrics file's, after the exit status's.
+        spool.spool.faults = FaultPlan(failing: .rename, at: 2, with: .noSpace)
         #expect(throws: SpoolError.self) {
             try MetricsFile(path: path, spool: spool.spool).write(summary: nil, exitStatus: 0)
         }

@@ -1,11 +1,16 @@
 # bash completion for courier(1)
+# Written by `courier completions bash` from the command table
+# (Sources/CourierCLI/CommandTable.swift); `make completions` rewrites it.
 
 _courier_entries() {
     # Entries of the spool's state folders, by file name.
     local spool=${COURIER_SPOOL:-/var/spool/courier}
     local i
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        [[ ${COMP_WORDS[i]} == --spool ]] && spool=${COMP_WORDS[i + 1]}
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --spool) spool=${words[i + 1]} ;;
+            --spool=*) spool=${words[i]#--spool=} ;;
+        esac
     done
     local state
     for state in "$@"; do
@@ -13,16 +18,20 @@ _courier_entries() {
     done
 }
 
-_courier() {
-    local cur prev words cword
-    _init_completion || return
+_courier_offer() {
+    # These words, and the global options once an option is begun.
+    COMPREPLY=($(compgen -W "$1" -- "$cur"))
+    if [[ $cur == -* ]]; then
+        COMPREPLY+=($(compgen -W "--config --spool --quiet -q --verbose -v --help -h --version" -- "$cur"))
+    fi
+}
 
-    local commands="init enqueue run send-now status list why ack resend copy backfill log prune check sink demo help"
-    local states="queued awaitingRoute sending sent failed needsAttention"
-    local events="accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered"
+_courier() {
+    local cur prev words cword split
+    _init_completion -s || return
 
     case $prev in
-        --config | --from | --dir | --signing-secret-file)
+        --config)
             _filedir
             return
             ;;
@@ -30,41 +39,168 @@ _courier() {
             _filedir -d
             return
             ;;
-        --event)
-            COMPREPLY=($(compgen -W "$events" -- "$cur"))
-            return
-            ;;
     esac
 
-    local command="" i
+    # The command (and subcommand) so far, past the global options and
+    # their values; after `--` every word is an operand.
+    local command="" ended="" i
     for ((i = 1; i < cword; i++)); do
+        [[ -n $ended ]] && continue
         case ${words[i]} in
+            --) ended=1 ;;
             --config | --spool) ((i++)) ;;
             -*) ;;
             *)
-                command=${words[i]}
-                break
+                if [[ -z $command ]]; then
+                    command=${words[i]}
+                elif [[ " catalog " == *" $command "* ]]; then
+                    command+=" ${words[i]}"
+                fi
                 ;;
         esac
     done
 
-    if [[ -z $command ]]; then
-        COMPREPLY=($(compgen -W "$commands --config --spool --quiet --verbose --version" -- "$cur"))
-        return
-    fi
-
     case $command in
-        run) COMPREPLY=($(compgen -W "--background --foreground --wait" -- "$cur")) ;;
-        status) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
-        list) COMPREPLY=($(compgen -W "$states --json" -- "$cur")) ;;
-        ack) COMPREPLY=($(compgen -W "$(_courier_entries needsAttention)" -- "$cur")) ;;
-        resend) COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed)" -- "$cur")) ;;
-        why | copy) COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute) --subscriber" -- "$cur")) ;;
-        backfill) COMPREPLY=($(compgen -W "--since --until --subscriber --from --dry-run" -- "$cur")) ;;
-        log) COMPREPLY=($(compgen -W "--since --until --subscriber --event --json" -- "$cur")) ;;
-        prune) COMPREPLY=($(compgen -W "--retention --dry-run" -- "$cur")) ;;
-        enqueue) _filedir json ;;
-        sink) COMPREPLY=($(compgen -W "--listen --dir --signing-secret-file" -- "$cur")) ;;
+        "")
+            _courier_offer "init enqueue run send-now status list why ack resend copy backfill prune log check catalog sink demo help version completions"
+            ;;
+        init)
+            [[ -n $ended ]] || _courier_offer ""
+            ;;
+        enqueue)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer ""
+            else
+                _filedir
+            fi
+            ;;
+        run)
+            [[ -n $ended ]] || _courier_offer "--background --foreground --wait"
+            ;;
+        send-now)
+            [[ -n $ended ]] || _courier_offer ""
+            ;;
+        status)
+            [[ -n $ended ]] || _courier_offer "--json"
+            ;;
+        list)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--json"
+            else
+                COMPREPLY=($(compgen -W "queued awaitingRoute sending sent failed needsAttention" -- "$cur"))
+            fi
+            ;;
+        why)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer ""
+            else
+                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute)" -- "$cur"))
+            fi
+            ;;
+        ack)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer ""
+            else
+                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention)" -- "$cur"))
+            fi
+            ;;
+        resend)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer ""
+            else
+                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed)" -- "$cur"))
+            fi
+            ;;
+        copy)
+            case $prev in
+                --subscriber) return ;;
+            esac
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--subscriber"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute)" -- "$cur"))
+            fi
+            ;;
+        backfill)
+            case $prev in
+                --since | --until | --subscriber) return ;;
+                --from)
+                    _filedir -d
+                    return
+                    ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--since --until --subscriber --from --dry-run"
+            ;;
+        prune)
+            case $prev in
+                --retention) return ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--retention --dry-run"
+            ;;
+        log)
+            case $prev in
+                --since | --until | --subscriber) return ;;
+                --event)
+                    COMPREPLY=($(compgen -W "accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered catalogSynced catalogFailed catalogDeleted deleted" -- "$cur"))
+                    return
+                    ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--since --until --subscriber --event --json"
+            ;;
+        check)
+            [[ -n $ended ]] || _courier_offer ""
+            ;;
+        catalog)
+            [[ -n $ended ]] || _courier_offer "sync status"
+            ;;
+        "catalog sync")
+            [[ -n $ended ]] || _courier_offer "--full --if-requested"
+            ;;
+        "catalog status")
+            [[ -n $ended ]] || _courier_offer "--json"
+            ;;
+        sink)
+            case $prev in
+                --listen | --max-connections) return ;;
+                --dir)
+                    _filedir -d
+                    return
+                    ;;
+                --signing-secret-file)
+                    _filedir
+                    return
+                    ;;
+                --catalogs)
+                    _filedir -d
+                    return
+                    ;;
+                --log)
+                    _filedir
+                    return
+                    ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--listen --dir --signing-secret-file --catalogs --log --max-connections"
+            ;;
+        demo)
+            [[ -n $ended ]] || _courier_offer ""
+            ;;
+        help)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer ""
+            else
+                COMPREPLY=($(compgen -W "init enqueue run send-now status list why ack resend copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
+            fi
+            ;;
+        version)
+            [[ -n $ended ]] || _courier_offer ""
+            ;;
+        completions)
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer ""
+            else
+                COMPREPLY=($(compgen -W "bash zsh" -- "$cur"))
+            fi
+            ;;
     esac
 }
 

@@ -4,7 +4,24 @@ import CourierSpool
 
 /// `courier backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]`
 enum BackfillCommand {
-    static let usage = "backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]"
+    static let command = Command(
+        "backfill", summary: "re-send history to one subscriber, with the records' own keys",
+        usage: "--since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]",
+        details: """
+            Queues each record whose time (else its file's mtime) falls in [since, until),
+            from sent/ (one per id) or from the record files in DIR.
+            """,
+        options: [
+            .value("--since", "DATE", "from this day (YYYY-MM-DD) or RFC 3339 time"),
+            .value("--until", "DATE", "up to this time, exclusive; a bare date includes that day"),
+            .value("--subscriber", "NAME", "the subscriber to queue them for"),
+            .value("--from", "DIR", "the record files in DIR instead of sent/", completion: .directories),
+            .flag("--dry-run", "say what would be queued, and queue nothing"),
+        ],
+        example: "courier backfill --since 2026-11-01 --until 2026-11-30 --subscriber beta --dry-run",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
+    static var usage: String { "backfill " + command.usage }
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let dryRun = arguments.flag("--dry-run")

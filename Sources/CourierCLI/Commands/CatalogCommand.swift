@@ -7,21 +7,45 @@ import Foundation
 /// `courier catalog sync [NAME] [--full] [--if-requested]` and
 /// `courier catalog status [--json]`.
 enum CatalogCommand {
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let full = arguments.flag("--full")
-        let ifRequested = arguments.flag("--if-requested")
-        let json = arguments.flag("--json")
+    static let command = Command(
+        "catalog", summary: "catalog syncs: the server's items into spool/catalogs/NAME/",
+        subcommands: [
+            Command(
+                "sync", summary: "pull catalog deltas page by page into spool/catalogs/NAME/",
+                usage: "[NAME] [--full] [--if-requested]",
+                details: """
+                    Each configured catalog in turn, or NAME alone; a killed sync resumes where it
+                    stopped. Any failed sync exits 75. With --if-requested, only when
+                    .courier/sync-requested exists (courier-sync-request.path), which is removed after.
+                    """,
+                options: [
+                    .flag("--full", "start from version 0, and remove what the server no longer has"),
+                    .flag("--if-requested", "sync only if .courier/sync-requested exists, then remove it"),
+                ],
+                example: "courier catalog sync products --full",
+                run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "sync") }),
+            Command(
+                "status", summary: "each catalog's since, age, failures, last duration, next sync",
+                usage: "[NAME] [--json]", options: [.flag("--json", "one JSON array")],
+                example: "courier catalog status --json",
+                run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "status") }),
+        ])
+
+    /// `action` is the subcommand, `sync` or `status`; the table declares
+    /// which options each takes.
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: String) throws(CLIError) {
+        let full = action == "sync" && arguments.flag("--full")
+        let ifRequested = action == "sync" && arguments.flag("--if-requested")
+        let json = action == "status" && arguments.flag("--json")
         let rest = try arguments.positionals()
-        guard let action = rest.first, ["sync", "status"].contains(action), rest.count <= 2 else {
-            throw .usage("catalog sync [NAME] [--full] [--if-requested] | catalog status [--json]")
-        }
+        guard rest.count <= 1 else { throw .usage("catalog \(action) takes at most one NAME") }
         let configuration = try invocation.configuration(readingSecrets: action == "sync")
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
         var catalogs = configuration.catalogs
-        if rest.count == 2 {
-            guard let name = SubscriberName(rest[1]), let catalog = configuration.catalog(named: name) else {
-                throw .usage("no [catalog \(rest[1])] in \(configuration.file ?? "the configuration")")
+        if let wanted = rest.first {
+            guard let name = SubscriberName(wanted), let catalog = configuration.catalog(named: name) else {
+                throw .usage("no [catalog \(wanted)] in \(configuration.file ?? "the configuration")")
             }
             catalogs = [catalog]
         }

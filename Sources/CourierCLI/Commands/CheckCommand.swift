@@ -4,6 +4,16 @@ import CourierSpool
 /// `courier check`: validate the configuration (secrets included) and the
 /// spool; non-zero on any fault.
 enum CheckCommand {
+    static let command = Command(
+        "check", summary: "validate the configuration and the spool; non-zero on a fault",
+        details: """
+            Reads the secret files too, and warns when one is readable by others. A spool
+            fault (world-writable, a folder on another file system, queued/ not writable)
+            exits 74.
+            """,
+        example: "courier --config /etc/courier/courier.conf check",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         try arguments.noPositionals("check")
         let configuration = try invocation.configuration(readingSecrets: true)

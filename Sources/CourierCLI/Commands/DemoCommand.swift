@@ -9,6 +9,11 @@ import Glibc
 /// `courier demo`: a real round on a temporary spool against embedded
 /// sinks on loopback. The directory is left for the person to explore.
 enum DemoCommand {
+    static let command = Command(
+        "demo", summary: "a real round on a temporary spool against embedded sinks",
+        details: "The directory (/tmp/courier-demo-XXXXXX) is kept, to look around in.", example: "courier demo",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         try arguments.noPositionals("demo")
         let output = invocation.output

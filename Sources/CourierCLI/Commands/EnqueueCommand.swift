@@ -4,6 +4,15 @@ import Foundation
 
 /// `courier enqueue [FILE...|-]`: validate records and drop them atomically.
 enum EnqueueCommand {
+    static let command = Command(
+        "enqueue", summary: "validate records and drop them atomically into queued/", usage: "[FILE...|-]",
+        details: """
+            Reads one record from standard input when no FILE or `-` is given. Every file is
+            tried; any refusal exits 65. A FILE that starts with `-` goes after `--`.
+            """,
+        operands: .files, example: "some-exporter | courier enqueue -",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         var sources = try arguments.positionals()
         if sources.isEmpty { sources = ["-"] }

@@ -3,6 +3,11 @@ import CourierSpool
 
 /// `courier init`: create the spool (mode 0750) and check it.
 enum InitCommand {
+    static let command = Command(
+        "init", summary: "create the spool (mode 0750) and check it",
+        example: "courier --spool /var/spool/courier init",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         try arguments.noPositionals("init")
         let path = try invocation.spoolLocation()

@@ -5,6 +5,12 @@ import Foundation
 
 /// `courier list [STATE] [--json]`: one line per item.
 enum ListCommand {
+    static let command = Command(
+        "list", summary: "one line per item, with its state, key, subscriber, kind and last event",
+        usage: "[STATE] [--json]", options: [.flag("--json", "one JSON array")],
+        operands: .words(SpoolState.allCases.map(\.rawValue)), example: "courier list needsAttention",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let json = arguments.flag("--json")
         let rest = try arguments.positionals()

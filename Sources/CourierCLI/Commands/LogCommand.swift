@@ -5,6 +5,21 @@ import Foundation
 
 /// `courier log [--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]`
 enum LogCommand {
+    static let command = Command(
+        "log", summary: "ledger lines, oldest first",
+        usage: "[--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]",
+        options: [
+            .value("--since", "DATE", "from this day (YYYY-MM-DD) or RFC 3339 time"),
+            .value("--until", "DATE", "before this time; a bare date means that day's 00:00"),
+            .value("--subscriber", "NAME", "this subscriber's (or catalog's) lines only"),
+            .value(
+                "--event", "EVENT", "lines of this event only", completion: .words(LedgerEvent.allCases.map(\.rawValue))
+            ),
+            .flag("--json", "one JSON object per line"),
+        ],
+        example: "courier log --since 2026-11-30 --event needsAttention",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let json = arguments.flag("--json")
         var filter = History.Filter()

@@ -4,6 +4,20 @@ import CourierSupport
 
 /// `courier prune [--retention DURATION] [--dry-run]`
 enum PruneCommand {
+    static let command = Command(
+        "prune", summary: "remove ledger days, sent/ entries and tmp/ leftovers past their time",
+        usage: "[--retention DURATION] [--dry-run]",
+        details: """
+            Retention is --retention, else the configuration's, else 183d; tmp/ leftovers go
+            after 36h. Never touches failed/ or needsAttention/.
+            """,
+        options: [
+            .value("--retention", "DURATION", "keep this long (183d, 12h…) instead of the configuration's"),
+            .flag("--dry-run", "say what would be removed, and remove nothing"),
+        ],
+        example: "courier prune --dry-run",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let dryRun = arguments.flag("--dry-run")
         var retention: Duration?

@@ -5,6 +5,27 @@ import CourierSpool
 
 /// `courier run [--background|--foreground] [--wait]` and `courier send-now`.
 enum RunCommand {
+    static let command = Command(
+        "run", summary: "one round: recover, intake, routes, deliver, summary, notify",
+        usage: "[--background|--foreground] [--wait]",
+        details: """
+            A background round (the default, what systemd runs) tries each item once; a
+            foreground round retries with backoff. When another round holds the spool, run
+            exits 0 at once and says so.
+            """,
+        options: [
+            .flag("--background", "one attempt per item, then needsAttention/ (the default)"),
+            .flag("--foreground", "retry with backoff, and wait for a round that holds the spool"),
+            .flag("--wait", "wait for a round that holds the spool instead of exiting 0"),
+        ],
+        example: "courier run --foreground",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: false) })
+
+    static let sendNowCommand = Command(
+        "send-now", summary: "a foreground round: retries with backoff, waits for the spool",
+        example: "courier send-now",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: true) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, sendNow: Bool) throws(CLIError) {
         var mode: RoundMode = sendNow ? .foreground : .background
         var wait = sendNow

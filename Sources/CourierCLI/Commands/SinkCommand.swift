@@ -7,6 +7,28 @@ import Glibc
 /// [--max-connections N]`:
 /// the reference receiver, in the foreground until SIGINT or SIGTERM.
 enum SinkCommand {
+    static let command = Command(
+        "sink", summary: "the reference receiver: one record per key, batches, catalog deltas",
+        usage:
+            "--listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE] "
+            + "[--max-connections N]",
+        details: """
+            Stores each record once per key in DIR/new/KEY.json, answers batches, serves
+            catalog deltas; past N (64) connections it answers 503. Runs until SIGINT or SIGTERM.
+            """,
+        options: [
+            .value("--listen", "HOST:PORT", "the address to listen on (port 0: any free one)"),
+            .value("--dir", "DIR", "where received records are stored", completion: .directories),
+            .value(
+                "--signing-secret-file", "FILE", "refuse requests without a valid Standard Webhooks signature",
+                completion: .files),
+            .value("--catalogs", "DIR", "serve DIR/NAME/ as catalog NAME", completion: .directories),
+            .value("--log", "FILE", "append KEY<TAB>STATUS for each record received", completion: .files),
+            .value("--max-connections", "N", "connections served at once, 1 to 10000 (64)"),
+        ],
+        example: "courier sink --listen 127.0.0.1:8080 --dir /tmp/sink",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         guard let listen = try arguments.option("--listen") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
         guard let directory = try arguments.option("--dir") else { throw .usage("sink --listen HOST:PORT --dir DIR") }

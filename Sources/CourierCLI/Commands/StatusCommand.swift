@@ -8,6 +8,18 @@ import Foundation
 /// `courier status [--json]`: counts per state, needsAttention first, the
 /// last round, the next one.
 enum StatusCommand {
+    static let command = Command(
+        "status", summary: "counts per state, needsAttention first; the last and next round",
+        usage: "[--json]",
+        details: """
+            Up to 20 names that need attention, courier.timer's next run, notifier health,
+            batch and catalog figures. A configuration that cannot be read is said, and the
+            spool is still shown.
+            """,
+        options: [.flag("--json", "one JSON object")],
+        example: "courier status --spool /var/spool/courier",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     /// What status shows, gathered once for either form.
     struct Report {
         let spool: String

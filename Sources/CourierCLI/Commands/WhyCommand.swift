@@ -3,6 +3,12 @@ import CourierSpool
 
 /// `courier why ENTRY`: the item's ledger history and where it is now.
 enum WhyCommand {
+    static let command = Command(
+        "why", summary: "the item's ledger history, where it is now, and why", usage: "ENTRY",
+        operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
+        example: "courier why w-2026-11-30-0700",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let rest = try arguments.positionals()
         guard rest.count == 1, let text = rest.first else { throw .usage("why ENTRY") }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import CourierCLI
 @testable import CourierCatalog
 @testable import CourierConfig
 @testable import CourierOperations
@@ -77,7 +78,7 @@ import Testing
         #expect(result.output.isEmpty, "\(result.output)")
     }
 
-    @Test(.needs("groff", "man")) func manPagesRenderCleanlyAndAgreeWithHelp() throws {
+    @Test(.needs("groff", "man")) func manPagesRenderCleanly() throws {
         for page in ["man/courier.1", "man/courier.conf.5"] {
             let groff = try Shell.run(["groff", "-ww", "-z", "-man", page])
             #expect(groff.status == 0 && groff.output.isEmpty, "\(page): \(groff.output)")
@@ -85,30 +86,41 @@ import Testing
                 ["man", "-l", page], environment: ["MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
             #expect(rendered.status == 0 && rendered.output.contains("SEE ALSO"), "\(page)")
         }
-        let help = try CourierBinary.locate().run(["help"]).output
-        let manual = try String(contentsOfFile: Shell.repository + "/man/courier.1", encoding: .utf8)
-        let commands = help.split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first else {
-                return nil
+    }
+
+    @Test("courier(1) lists exactly the table's commands, each with the table's usage, and every global option")
+    func theManPageAgreesWithTheCommandTable() throws {
+        let manual = ManPage(source: try String(contentsOfFile: Shell.repository + "/man/courier.1", encoding: .utf8))
+        let entries = manual.entries(in: "COMMANDS")
+        let groups = Set(CommandTable.commands.filter { !$0.subcommands.isEmpty }.map(\.name))
+        // A group's entries are tagged with two words: `catalog sync`.
+        func name(_ entry: ManPage.Entry) -> String {
+            let words = entry.tag.split(separator: " ")
+            return (groups.contains(String(words.first ?? "")) ? words.prefix(2) : words.prefix(1)).joined(
+                separator: " ")
+        }
+        let documented = Dictionary(entries.map { (name($0), $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(documented.count == entries.count, "a command is documented twice")
+        let declared = Dictionary(uniqueKeysWithValues: CommandTableTests.paths)
+        for (command, entry) in documented where declared[command] == nil {
+            Issue.record("courier.1 documents \(command) (\(entry.tag)), which the table does not declare")
+        }
+        for (command, declaration) in CommandTableTests.paths {
+            guard let entry = documented[command] else {
+                Issue.record("courier.1 lacks \(command)")
+                continue
             }
-            return word.hasPrefix("-") ? nil : String(word)
+            let usage = HelpText.usageLine(command, declaration).dropFirst("courier ".count)
+            #expect(entry.tag == usage, "courier.1 has `\(entry.tag)` where the table says `\(usage)`")
+            for option in declaration.options { #expect(entry.text.contains(option.name), "\(command) \(option.name)") }
         }
-        #expect(commands.count >= 17)
-        for command in commands {
-            #expect(
-                manual.contains(".B \(command)") || manual.contains(".BR \(command)")
-                    || manual.contains(".BI \(command)")
-                    || manual.contains(".BR \"\(command) "), "courier.1 lacks \(command)")
+        let options = manual.entries(in: "OPTIONS").map(\.tag)
+        for option in CommandTable.globalOptions {
+            #expect(options.contains { $0.hasPrefix(option.label) }, "courier.1 OPTIONS lacks \(option.label)")
         }
-        let conf = try String(contentsOfFile: Shell.repository + "/man/courier.conf.5", encoding: .utf8)
-        let example = try String(contentsOfFile: Shell.repository + "/etc/courier.conf", encoding: .utf8)
-        let keys = example.split(separator: "\n").compactMap { line -> String? in
-            let text = line.drop { $0 == ";" || $0 == " " }
-            guard let equals = text.firstIndex(of: "="), !text.hasPrefix("[") else { return nil }
-            return String(text[..<equals]).trimmingSpaces
-        }
-        #expect(keys.count >= 18)
-        for key in Set(keys) { #expect(conf.contains(".B \(key)\n"), "courier.conf.5 lacks \(key)") }
+        #expect(options.count == CommandTable.globalOptions.count, "\(options)")
+        let synopsis = manual.section("SYNOPSIS").map { ManPage.plain($0) }.joined(separator: " ")
+        #expect(synopsis.contains("[--]"), "the synopsis shows where options end: \(synopsis)")
     }
 
     @Test(.needs("make", "dpkg", "dpkg-deb")) func theDebPackageHasTheLayoutAndScripts() throws {

@@ -82,8 +82,8 @@ import Testing
         let metrics = try String(contentsOfFile: directory.path + "/metrics.prom", encoding: .utf8)
         #expect(metrics.contains(#"courier_batch_size{subscriber="outbox"} 7"#))
         #expect(metrics.contains(#"courier_batch_conflict_ratio{subscriber="outbox"} 0.05"#))
-        // The round ran before the sync, so its metrics saw no version yet.
-        #expect(metrics.contains(#"courier_catalog_version{catalog="products"} -1"#))
+        // The sync rewrote the file the round wrote: the version is there.
+        #expect(metrics.contains(#"courier_catalog_version{catalog="products"} 1249"#))
         // Every request of a round and a sync carried its session id into the ledger.
         let ledger = try String(
             contentsOfFile: directory.path + "/spool/ledger/\(Timestamp.now().utcDay).tsv", encoding: .utf8)

@@ -21,8 +21,11 @@ struct CourierBinary {
         let error: String
     }
 
-    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    func run(
+        _ arguments: [String], input: String? = nil, environment: [String: String] = [:], in directory: String? = nil
+    ) throws -> Result {
         let process = start(arguments, environment: environment)
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let output = Pipe()
         let error = Pipe()
         let stdin = Pipe()

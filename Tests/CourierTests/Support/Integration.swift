@@ -43,4 +43,14 @@ extension Trait where Self == ConditionTrait {
             return false
         }
     }
+
+    /// The same for a package that installs a file rather than a program
+    /// (bash-completion's functions).
+    static func needs(file path: String, from package: String) -> Self {
+        .enabled("needs \(package) (\(path)), not installed") {
+            if FileManager.default.fileExists(atPath: path) { return true }
+            if Tools.everyToolRequired { throw MissingTools(programs: [package]) }
+            return false
+        }
+    }
 }

@@ -1,0 +1,121 @@
+/// The words after `courier`, read against the command table: the global
+/// options wherever they stand, the command (and its subcommand), the
+/// command's declared options and its operands. Options may come before,
+/// between or after operands, as `--name VALUE` or `--name=VALUE`; `--`
+/// ends the options, so what follows it is an operand even if it starts
+/// with `-`.
+///
+/// Our own loop rather than glibc's `getopt_long`: that keeps its state in
+/// globals (`optind`, `optarg`), prints its own messages, and knows nothing
+/// of subcommands or of options that are valid anywhere.
+struct CommandLineParser {
+    struct Result {
+        var configPath: String?
+        var spoolPath: String?
+        var quiet = false
+        var verbose = false
+        var help = false
+        var version = false
+        /// `[]` for none, `[status]`, or `[catalog, sync]`.
+        var path: [Command] = []
+        var arguments = Arguments()
+
+        /// `catalog sync`: the words that name the command.
+        var commandName: String { path.map(\.name).joined(separator: " ") }
+    }
+
+    let commands: [Command]
+    let globalOptions: [Option]
+
+    init(commands: [Command] = CommandTable.commands, globalOptions: [Option] = CommandTable.globalOptions) {
+        self.commands = commands
+        self.globalOptions = globalOptions
+    }
+
+    func parse(_ words: [String]) throws(CLIError) -> Result {
+        var result = Result()
+        var given: [String: [String]] = [:]
+        var operands: [String] = []
+        var optionsEnded = false
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if !optionsEnded && word == "--" {
+                optionsEnded = true
+                continue
+            }
+            if !optionsEnded && word.hasPrefix("-") && word != "-" {
+                var name = word
+                var inline: String?
+                if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+                    name = String(word[..<equals])
+                    inline = String(word[word.index(after: equals)...])
+                }
+                if let option = result.path.last?.option(named: name) {
+                    given[option.name, default: []].append(
+                        try value(of: option, given: name, inline: inline, words, &index))
+                } else if let option = globalOptions.first(where: { $0.name == name || $0.short == name }) {
+                    let text = try value(of: option, given: name, inline: inline, words, &index)
+                    apply(option, text, to: &result)
+                } else {
+                    let command = result.path.isEmpty ? "" : " for courier \(result.commandName)"
+                    throw .usage("unknown option \(name)\(command)")
+                }
+                continue
+            }
+            if result.path.isEmpty {
+                guard let command = commands.first(where: { $0.name == word }) else {
+                    throw .usage("unknown command \(word)")
+                }
+                result.path = [command]
+            } else if let group = result.path.last, !group.subcommands.isEmpty {
+                guard let command = group.subcommand(named: word) else {
+                    throw .usage("unknown command \(group.name) \(word) (\(Self.choices(group)))")
+                }
+                result.path.append(command)
+            } else {
+                operands.append(word)
+            }
+        }
+        if let group = result.path.last, !group.subcommands.isEmpty, !result.help, !result.version {
+            throw .usage("\(result.commandName) needs a command: \(Self.choices(group))")
+        }
+        let declared = Set(result.path.last?.options.map(\.name) ?? [])
+        result.arguments = Arguments(options: given, operands: operands, declared: declared)
+        return result
+    }
+
+    /// An option's value: after `=` in the same word, else the next word,
+    /// whatever it looks like (as getopt does: `--since -1` is a value).
+    private func value(of option: Option, given name: String, inline: String?, _ words: [String], _ index: inout Int)
+        throws(CLIError) -> String
+    {
+        guard option.takesValue else {
+            if inline != nil { throw .usage("\(name) takes no value") }
+            return ""
+        }
+        if let inline { return inline }
+        guard index < words.count else { throw .usage("\(name) needs a value") }
+        index += 1
+        return words[index - 1]
+    }
+
+    /// Repeating a global option is not an error: the last one counts, so
+    /// an alias with `--config` can still be given another.
+    private func apply(_ option: Option, _ value: String, to result: inout Result) {
+        switch option.name {
+        case "--config": result.configPath = value
+        case "--spool": result.spoolPath = value
+        case "--quiet": result.quiet = true
+        case "--verbose": result.verbose = true
+        case "--help": result.help = true
+        case "--version": result.version = true
+        default: assertionFailure("global option \(option.name) has no effect")
+        }
+    }
+
+    private static func choices(_ group: Command) -> String {
+        group.subcommands.map(\.name).joined(separator: " or ")
+    }
+}

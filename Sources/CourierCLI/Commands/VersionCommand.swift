@@ -1,0 +1,15 @@
+import CourierTransport
+
+/// `courier version`, the same as `courier --version`.
+enum VersionCommand {
+    static let command = Command(
+        "version", summary: "print the version", example: "courier version",
+        run: { arguments, invocation throws(CLIError) in
+            try arguments.noPositionals("version")
+            show(invocation)
+        })
+
+    static func show(_ invocation: Invocation) {
+        invocation.output.line("courier \(CourierVersion.current)")
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The zsh completion script, written from the command table.
+enum ZshCompletion {
+    static func script(commands: [Command] = CommandTable.commands, globals: [Option] = CommandTable.globalOptions)
+        -> String
+    {
+        var arms: [String] = []
+        for command in commands {
+            if command.subcommands.isEmpty {
+                arms += arm(command.name, command, indent: "                ")
+                continue
+            }
+            arms += [
+                "                \(command.name))",
+                "                    if (( CURRENT == 2 )); then",
+                "                        local -a subcommands",
+                "                        subcommands=(",
+            ]
+            arms += command.subcommands.map { "                            " + described($0) }
+            arms += [
+                "                        )",
+                "                        _describe -t commands '\(command.name) command' subcommands && ret=0",
+                "                    else",
+                "                        shift words",
+                "                        (( CURRENT-- ))",
+                "                        curcontext=${curcontext%:*:*}:courier-\(command.name)-$words[1]:",
+                "                        case $words[1] in",
+            ]
+            for sub in command.subcommands { arms += arm(sub.name, sub, indent: "                            ") }
+            arms += ["                        esac", "                    fi", "                    ;;"]
+        }
+        return #"""
+            #compdef courier
+            # zsh completion for courier(1)
+            # Written by `courier completions zsh` from the command table
+            # (Sources/CourierCLI/CommandTable.swift); `make completions` rewrites it.
+
+            _courier_entries() {
+                local spool=${opt_args[--spool]:-${COURIER_SPOOL:-/var/spool/courier}}
+                local -a names
+                local state
+                for state in "$@"; do
+                    [[ -d $spool/$state ]] && names+=(${(f)"$(ls -1 $spool/$state 2>/dev/null)"})
+                done
+                compadd -a names
+            }
+
+            _courier() {
+                local curcontext=$curcontext state state_descr line ret=1
+                local -A opt_args
+                local -a globals
+                globals=(
+            \#(globals.flatMap(specs).map { "        " + $0 }.joined(separator: "\n"))
+                )
+
+                _arguments -C $globals \
+                    '1:command:->command' \
+                    '*::argument:->argument' && ret=0
+
+                case $state in
+                    command)
+                        local -a commands
+                        commands=(
+            \#(commands.map { "                " + described($0) }.joined(separator: "\n"))
+                        )
+                        _describe -t commands 'courier command' commands && ret=0
+                        ;;
+                    argument)
+                        curcontext=${curcontext%:*:*}:courier-$words[1]:
+                        case $words[1] in
+            \#(arms.joined(separator: "\n"))
+                        esac
+                        ;;
+                esac
+                return ret
+            }
+
+            _courier "$@"
+            """#
+    }
+
+    /// One command's arm: `_arguments` with the global options, its own and
+    /// its operands.
+    private static func arm(_ label: String, _ command: Command, indent: String) -> [String] {
+        var specs = command.options.flatMap(specs)
+        if let operand = operandSpec(command.operands) { specs.append(operand) }
+        let line = (["_arguments $globals"] + specs).joined(separator: " \\\n" + indent + "        ")
+        return [indent + label + ")", indent + "    " + line + " && ret=0", indent + "    ;;"]
+    }
+
+    /// `'--since=[from this day or time]:date: '`; a short form gets its own.
+    private static func specs(_ option: Option) -> [String] {
+        let help = "[" + escape(option.help) + "]"
+        let value =
+            option.placeholder.map { ":" + message($0) + ":" + action(option.completion) } ?? ""
+        let names = [option.name] + (option.short.map { [$0] } ?? [])
+        return names.map { name in
+            "'" + name + (option.takesValue && name.hasPrefix("--") ? "=" : "") + help + value + "'"
+        }
+    }
+
+    private static func operandSpec(_ completion: Completion) -> String? {
+        completion == .nothing ? nil : "'*:argument:" + action(completion) + "'"
+    }
+
+    /// The `_arguments` action for one kind of completion.
+    private static func action(_ completion: Completion) -> String {
+        switch completion {
+        case .nothing: return " "
+        case .files: return "_files"
+        case .directories: return "_files -/"
+        case .words(let words): return "(" + words.joined(separator: " ") + ")"
+        case .entries(let states): return "_courier_entries " + states.map(\.rawValue).joined(separator: " ")
+        case .commands: return action(.words(CommandTable.commands.map(\.name)))
+        }
+    }
+
+    /// The message shown for a value: `host\:port` (a colon would end it).
+    private static func message(_ placeholder: String) -> String {
+        placeholder.lowercased().replacingOccurrences(of: ":", with: #"\:"#)
+    }
+
+    /// `'name:summary'` for `_describe`.
+    private static func described(_ command: Command) -> String {
+        "'" + command.name + ":" + command.summary.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    }
+
+    /// Help text inside `'…[…]'`: quotes closed and reopened, brackets escaped.
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "'", with: #"'\''"#).replacingOccurrences(of: "[", with: #"\["#)
+            .replacingOccurrences(of: "]", with: #"\]"#)
+    }
+}

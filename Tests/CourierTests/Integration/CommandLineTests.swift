@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+
+@testable import CourierCLI
+
+/// The built binary's command line: help for every command, global options
+/// anywhere, `--`, and the shell completions written from the table.
+@Suite(.serialized, .tags(.integration)) struct CommandLineTests {
+    /// Every command, subcommand and group, as the words that name it.
+    static let commandNames = CommandTableTests.paths.map(\.0) + ["catalog"]
+
+    @Test("every command's --help, -h and `help COMMAND` exit 0 and print its usage", arguments: commandNames)
+    func everyCommandHasHelp(_ name: String) throws {
+        let binary = try CourierBinary.locate()
+        let words = name.split(separator: " ").map(String.init)
+        let expected = try HelpCommand.text(for: words)
+        for arguments in [words + ["--help"], words + ["-h"], ["help"] + words, ["-h"] + words] {
+            let result = try binary.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.error)")
+            #expect(result.output.hasPrefix("usage: courier \(name)"), "\(arguments): \(result.output)")
+            #expect(result.output == expected + "\n", "\(arguments)")
+            #expect(result.error.isEmpty, "\(arguments): \(result.error)")
+        }
+    }
+
+    @Test("courier help lists every command with its summary and exits 0; courier alone prints it and exits 64")
+    func theOverview() throws {
+        let binary = try CourierBinary.locate()
+        let help = try binary.run(["help"])
+        #expect(help.status == 0)
+        for (name, command) in CommandTableTests.paths {
+            #expect(help.output.contains("  \(name)  "), "\(name)")
+            #expect(help.output.contains(command.summary), "\(name)")
+        }
+        #expect(try binary.run(["--help"]).output == help.output)
+        let bare = try binary.run([])
+        #expect(bare.status == 64)
+        #expect(bare.output == help.output)
+    }
+
+    @Test("help for a command that does not exist is a usage error")
+    func helpForNothing() throws {
+        let result = try CourierBinary.locate().run(["help", "nosuch"])
+        #expect(result.status == 64)
+        #expect(result.error.contains("no command nosuch"), "\(result.error)")
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("global options work after the command: courier status --spool DIR")
+    func globalOptionsAfterTheCommand() throws {
+        let directory = TemporaryDirectory("cli")
+        let binary = try CourierBinary.locate()
+        let spool = directory.path + "/spool"
+        // No configuration anywhere: the spool comes from --spool alone.
+        let alone = ["COURIER_CONFIG": ""]
+        let initialised = try binary.run(["init", "--spool", spool], environment: alone, in: directory.path)
+        #expect(initialised.status == 0, "\(initialised.error)")
+        let status = try binary.run(["status", "--spool", spool], environment: alone, in: directory.path)
+        #expect(status.status == 0, "\(status.error)")
+        #expect(status.output.hasPrefix("spool \(spool)\n"), "\(status.output)")
+        let list = try binary.run(
+            ["list", "needsAttention", "--spool=\(spool)", "-q", "--json"], environment: alone, in: directory.path)
+        #expect(list.status == 0, "\(list.error)")
+        #expect(list.output == "[]\n")
+    }
+
+    @Test("-- ends the options: enqueue takes a record file whose name starts with a dash")
+    func doubleDash() throws {
+        let directory = TemporaryDirectory("cli")
+        try directory.write("[courier]\nspool = spool\n[subscriber alpha]\nurl = http://127.0.0.1:1/\n", to: "c.conf")
+        try directory.write(#"{"id":"dash-1","kind":"sleep"}"#, to: "-record.json")
+        let binary = try CourierBinary.locate()
+        #expect(try binary.run(["init", "--config", "c.conf"], in: directory.path).status == 0)
+        let refused = try binary.run(["enqueue", "--config", "c.conf", "-record.json"], in: directory.path)
+        #expect(refused.status == 64)
+        #expect(refused.error.contains("unknown option -record.json for courier enqueue"), "\(refused.error)")
+        let queued = try binary.run(["enqueue", "--config", "c.conf", "--", "-record.json"], in: directory.path)
+        #expect(queued.status == 0, "\(queued.error)")
+        #expect(queued.output.hasPrefix("queued -record.json as queued/"), "\(queued.output)")
+    }
+
+    @Test("a command's own usage error points at that command's help")
+    func usageErrorsPointAtTheCommandsHelp() throws {
+        let result = try CourierBinary.locate().run(["list", "nosuchstate", "--spool", "/nonexistent"])
+        #expect(result.status == 64)
+        #expect(result.error.contains("(see `courier list --help`)"), "\(result.error)")
+    }
+
+    @Test("the checked-in completion scripts are what courier completions prints, catalog and sink included")
+    func completionsAreGenerated() throws {
+        let binary = try CourierBinary.locate()
+        for (shell, file) in [("bash", "courier.bash"), ("zsh", "_courier")] {
+            let printed = try binary.run(["completions", shell])
+            #expect(printed.status == 0)
+            let checkedIn = try String(
+                contentsOfFile: Shell.repository + "/etc/completion/" + file, encoding: .utf8)
+            #expect(
+                printed.output == checkedIn,
+                "etc/completion/\(file) differs from `courier completions \(shell)`: run `make completions`")
+            for word in ["catalog", "catalogDeleted", "--max-connections", "--signing-secret-file", "--full"] {
+                #expect(checkedIn.contains(word), "\(file) lacks \(word)")
+            }
+        }
+        #expect(try binary.run(["completions", "fish"]).status == 64)
+    }
+
+    @Test(
+        "bash completes commands, catalog's subcommands, events, sink options and entries",
+        .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
+    func bashCompletes() throws {
+        let spool = TemporaryDirectory("cli")
+        try FileManager.default.createDirectory(
+            atPath: spool.path + "/needsAttention", withIntermediateDirectories: true)
+        try spool.write("{}", to: "needsAttention/k-1@alpha.json")
+        let cases: [(String, [String])] = [
+            ("courier cat", ["catalog"]),
+            ("courier catalog ", ["sync", "status"]),
+            ("courier catalog sync --f", ["--full"]),
+            ("courier log --event catalog", ["catalogSynced", "catalogFailed", "catalogDeleted"]),
+            ("courier log --event=catalogD", ["catalogDeleted"]),
+            ("courier sink --max", ["--max-connections"]),
+            ("courier status --sp", ["--spool"]),
+            ("courier --quiet sta", ["status"]),
+            ("courier list needs", ["needsAttention"]),
+            ("courier ack --spool \(spool.path) ", ["k-1@alpha.json"]),
+            ("courier help send", ["send-now"]),
+            ("courier completions ", ["bash", "zsh"]),
+        ]
+        let script = TemporaryDirectory("bash")
+        var text = """
+            source /usr/share/bash-completion/bash_completion
+            source etc/completion/courier.bash
+            complete_line() {
+                COMP_LINE=$1
+                COMP_POINT=${#COMP_LINE}
+                # As bash splits words for completion: at blanks, and around `=`.
+                read -ra COMP_WORDS <<< "${1//=/ = }"
+                [[ $1 == *" " ]] && COMP_WORDS+=("")
+                COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+                COMPREPLY=()
+                _courier courier "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+                echo "${COMPREPLY[*]}"
+            }
+
+            """
+        for (line, _) in cases { text += "complete_line '\(line)'\n" }
+        try script.write(text, to: "complete.sh")
+        let result = try Shell.run(["bash", script.path + "/complete.sh"])
+        #expect(result.status == 0, "\(result.output)")
+        let answers = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, (line, expected)) in cases.enumerated() {
+            let answer = index < answers.count ? answers[index].split(separator: " ").map(String.init) : []
+            #expect(answer == expected, "`\(line)` completed to \(answer)")
+        }
+    }
+
+    @Test(
+        "zsh completes catalog's subcommands with their summaries, events and sink options", .needs("zsh"),
+        arguments: [
+            ("courier catalog ", ["sync", "status", "pull catalog deltas"]),
+            ("courier log --event=catalog", ["catalogSynced", "catalogDeleted"]),
+            ("courier sink --max", ["--max-connections"]),
+            ("courier sink --listen 127.0.0.1:0 --signing", ["--signing-secret-file"]),
+        ])
+    func zshCompletes(_ line: String, _ expected: [String]) throws {
+        let folder = TemporaryDirectory("zsh")
+        try FileManager.default.copyItem(
+            atPath: Shell.repository + "/etc/completion/_courier", toPath: folder.path + "/_courier")
+        // An interactive zsh on a pseudo-terminal, where completion runs as
+        // it does for a person; two tabs list the choices.
+        try folder.write(
+            """
+            zmodload zsh/zpty
+            zpty z 'zsh -f -i'
+            zpty -w z 'PS1="%% "; fpath=(\(folder.path) $fpath); autoload -Uz compinit; compinit -u -D'
+            zpty -w -n z $'\(line)\\t\\t'
+            out=""
+            for (( i = 0; i < 100; i++ )); do
+                zpty -r -t z chunk && out+=$chunk
+                [[ $out == *"\(expected.last ?? "")"* ]] && break
+                sleep 0.1
+            done
+            print -r -- "$out"
+            zpty -d z
+            """, to: "complete.zsh")
+        let result = try Shell.run(["zsh", "-f", folder.path + "/complete.zsh"])
+        for word in expected { #expect(result.output.contains(word), "`\(line)`: \(result.output)") }
+    }
+}
