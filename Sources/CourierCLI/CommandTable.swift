@@ -12,6 +12,7 @@ enum CommandTable {
         WhyCommand.command,
         ManualMoveCommand.ackCommand,
         ManualMoveCommand.resendCommand,
+        ManualMoveCommand.deleteCommand,
         CopyCommand.command,
         BackfillCommand.command,
         PruneCommand.command,

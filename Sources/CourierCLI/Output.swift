@@ -18,6 +18,18 @@ struct Output {
         FileHandle.standardError.write(Data("\(prefix)\(text)\n".utf8))
     }
 
+    /// One JSON value on one line, keys sorted and slashes unescaped, so
+    /// scripts and people read the same text (`jq`, `grep "sent/"`).
+    func json(_ value: Any) {
+        guard let data = try? JSONSerialization.data(withJSONObject: value, options: Self.jsonOptions) else {
+            error("unable to encode the output as JSON")
+            return
+        }
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    static let jsonOptions: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+
     /// Rows as aligned columns on a terminal, tab-separated in a pipe.
     func table(_ rows: [[String]]) {
         guard isTerminal else {

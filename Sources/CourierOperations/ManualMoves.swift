@@ -1,44 +1,107 @@
 import CourierPosix
 import CourierSpool
 
-/// `ack` and `resend`: the moves a person makes, with a ledger line each.
-/// They do exactly what `mv` would, plus the trace.
+/// `ack`, `resend` and `delete`: what a person does to items that need
+/// them, with a ledger line each. They do exactly what `mv` (or `rm`)
+/// would, plus the trace; each item is settled on its own, so one that
+/// cannot be moved does not stop the others.
 public struct ManualMoves {
     let spool: Spool
 
     public init(spool: Spool) { self.spool = spool }
 
+    /// What happened to each item.
+    public struct Report: Sendable {
+        public var moved: [(item: SpoolItem, to: SpoolState?)] = []
+        public var refused: [ItemSelection.Refusal] = []
+    }
+
+    public static let acknowledgeStates: [SpoolState] = [.needsAttention]
+    public static let resendStates: [SpoolState] = [.failed, .needsAttention]
+    public static let deleteStates: [SpoolState] = [.needsAttention, .failed]
+
     /// needsAttention/ → failed/ (event `acknowledged`).
-    public func acknowledge(_ items: [SpoolItem]) throws(OperationError) {
-        try move(
-            items, allowed: [.needsAttention], to: .failed, event: .acknowledged, detail: "acknowledged by a person")
+    public func acknowledge(_ items: [SpoolItem]) throws(OperationError) -> Report {
+        try settle(
+            items, allowed: Self.acknowledgeStates, to: .failed, event: .acknowledged,
+            detail: "acknowledged by a person")
     }
 
     /// failed/ or needsAttention/ → queued/ with the same key (event `resent`).
-    public func resend(_ items: [SpoolItem]) throws(OperationError) {
-        try move(items, allowed: [.failed, .needsAttention], to: .queued, event: .resent, detail: "resent by a person")
+    public func resend(_ items: [SpoolItem]) throws(OperationError) -> Report {
+        try settle(items, allowed: Self.resendStates, to: .queued, event: .resent, detail: "resent by a person")
     }
 
-    private func move(
-        _ items: [SpoolItem], allowed: [SpoolState], to target: SpoolState, event: LedgerEvent, detail: String
-    ) throws(OperationError) {
-        for item in items where !allowed.contains(item.state) {
-            throw .wrongState(item.name.description, item.state, expected: allowed)
-        }
-        let now = Timestamp.now()
-        let ledger = Ledger(directory: spool.ledgerDirectory)
-        do {
-            for item in items {
-                try ledger.append(
-                    LedgerLine(
-                        time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey,
-                        event: event,
-                        detail: "\(detail): \(item.state.rawValue)/ → \(target.rawValue)/"))
-                try spool.move(item.name, from: item.state, to: target)
+    /// needsAttention/ or failed/ → removed (event `deleted`): never delivered,
+    /// and a person said so.
+    public func delete(_ items: [SpoolItem]) throws(OperationError) -> Report {
+        try settle(items, allowed: Self.deleteStates, to: nil, event: .deleted, detail: "deleted by a person")
+    }
+
+    /// Items per ledger write and folder fsync: a bulk move of thousands
+    /// costs a few writes, not one per item.
+    static let group = 256
+
+    /// For each group: the ledger lines first, then the moves, then one
+    /// fsync per folder — a crash leaves at worst a line whose move did not
+    /// happen, never a move without its line.
+    private func settle(
+        _ items: [SpoolItem], allowed: [SpoolState], to target: SpoolState?, event: LedgerEvent, detail: String
+    ) throws(OperationError) -> Report {
+        var report = Report()
+        var usable: [SpoolItem] = []
+        for item in items {
+            if allowed.contains(item.state) {
+                usable.append(item)
+            } else {
+                report.refused.append(
+                    ItemSelection.Refusal(
+                        name: item.name.description,
+                        reason: OperationError.wrongState(item.name.description, item.state, expected: allowed)
+                            .description))
             }
-            try spool.sync(items.map(\.state) + [target])
-        } catch {
-            throw .spool(error)
         }
+        let ledger = Ledger(directory: spool.ledgerDirectory)
+        let arrow = target.map { "\($0.rawValue)/" } ?? "removed"
+        var start = 0
+        while start < usable.count {
+            let chunk = usable[start..<min(start + Self.group, usable.count)]
+            start += chunk.count
+            let now = Timestamp.now()
+            do {
+                try ledger.append(
+                    chunk.map { item in
+                        LedgerLine(
+                            time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey,
+                            event: event, detail: "\(detail): \(item.state.rawValue)/ → \(arrow)")
+                    })
+            } catch {
+                throw .spool(error)
+            }
+            for item in chunk {
+                do {
+                    try place(item, to: target)
+                    report.moved.append((item, target))
+                } catch let error where error.errno == .noSuchFile {
+                    report.refused.append(
+                        ItemSelection.Refusal(name: item.name.description, reason: "went away while it was being moved")
+                    )
+                } catch {
+                    throw .spool(error)
+                }
+            }
+            do { try spool.sync(Array(Set(chunk.map(\.state))) + (target.map { [$0] } ?? [])) } catch {
+                throw .spool(error)
+            }
+        }
+        return report
+    }
+
+    private func place(_ item: SpoolItem, to target: SpoolState?) throws(SpoolError) {
+        guard let target else {
+            do { try spool.directory(item.state).remove(item.name) } catch { throw SpoolError(error) }
+            return
+        }
+        try spool.move(item.name, from: item.state, to: target)
     }
 }

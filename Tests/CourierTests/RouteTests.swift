@@ -86,7 +86,7 @@ import Testing
         try spool.drop(Self.route, as: "late-route.json")
         try spool.runRound()
         #expect(try spool.names(in: .awaitingRoute) == ["w-1.route.json"])
-        try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("w-1"))
+        _ = try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("w-1"))
         summary = try spool.runRound()
         #expect(summary.sent == 2)
         #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [Self.merged, Self.merged])

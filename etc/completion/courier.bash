@@ -62,7 +62,7 @@ _courier() {
 
     case $command in
         "")
-            _courier_offer "init enqueue run send-now status list why ack resend copy backfill prune log check catalog sink demo help version completions"
+            _courier_offer "init enqueue run send-now status list why ack resend delete copy backfill prune log check catalog sink demo help version completions"
             ;;
         init)
             [[ -n $ended ]] || _courier_offer ""
@@ -98,15 +98,43 @@ _courier() {
             fi
             ;;
         ack)
+            case $prev in
+                --subscriber | --older-than) return ;;
+                --state)
+                    COMPREPLY=($(compgen -W "needsAttention" -- "$cur"))
+                    return
+                    ;;
+            esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer ""
+                _courier_offer "--all --subscriber --state --older-than --json"
             else
                 COMPREPLY=($(compgen -W "$(_courier_entries needsAttention)" -- "$cur"))
             fi
             ;;
         resend)
+            case $prev in
+                --subscriber | --older-than) return ;;
+                --state)
+                    COMPREPLY=($(compgen -W "failed needsAttention" -- "$cur"))
+                    return
+                    ;;
+            esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer ""
+                _courier_offer "--all --subscriber --state --older-than --json"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_entries failed needsAttention)" -- "$cur"))
+            fi
+            ;;
+        delete)
+            case $prev in
+                --subscriber | --older-than) return ;;
+                --state)
+                    COMPREPLY=($(compgen -W "needsAttention failed" -- "$cur"))
+                    return
+                    ;;
+            esac
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--all --subscriber --state --older-than --json"
             else
                 COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed)" -- "$cur"))
             fi
@@ -188,7 +216,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer ""
             else
-                COMPREPLY=($(compgen -W "init enqueue run send-now status list why ack resend copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
+                COMPREPLY=($(compgen -W "init enqueue run send-now status list why ack resend delete copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
             fi
             ;;
         version)

@@ -1,0 +1,92 @@
+import CourierPosix
+import CourierSpool
+
+/// Which items a bulk command (`resend`, `ack`, `delete`) acts on: the
+/// names given, or — with no names — every item in the command's states
+/// that passes the filters. The filters narrow named items too, so
+/// `resend --older-than 1h a b` moves only those of a and b that are old.
+public struct ItemSelection: Sendable {
+    public var names: [String] = []
+    /// Every item of the command's states; needed when nothing else says
+    /// which, so a bare `courier resend` never moves a whole folder.
+    public var all = false
+    public var subscriber: SubscriberName?
+    public var states: Set<SpoolState>?
+    /// By the file's modification time.
+    public var olderThan: Duration?
+
+    public init() {}
+
+    /// True when it names nothing and filters nothing.
+    public var isEmpty: Bool { names.isEmpty && !all && subscriber == nil && states == nil && olderThan == nil }
+
+    /// A name that could not be acted on, and why.
+    public struct Refusal: Sendable, Equatable {
+        public let name: String
+        public let reason: String
+    }
+
+    /// The items chosen from `allowed` states, and the names refused (not
+    /// found, or in a state the command does not take).
+    public func resolve(in spool: Spool, allowed: [SpoolState], now: Timestamp = .now()) throws(OperationError)
+        -> (items: [SpoolItem], refused: [Refusal])
+    {
+        let states = allowed.filter { self.states?.contains($0) ?? true }
+        var items: [SpoolItem] = []
+        var refused: [Refusal] = []
+        if names.isEmpty {
+            for state in states {
+                do {
+                    try spool.forEachItem(in: state) { item in
+                        if item.entry != nil { items.append(item) }
+                    }
+                } catch {
+                    throw .spool(error)
+                }
+            }
+        } else {
+            for name in names {
+                let found: [SpoolItem]
+                do { found = try spool.resolve(name) } catch let error where error.isNotFound {
+                    refused.append(Refusal(name: name, reason: error.description))
+                    continue
+                }
+                let usable = found.filter { states.contains($0.state) }
+                if usable.isEmpty {
+                    let places = found.map { "\($0.state.rawValue)/\($0.name)" }.joined(separator: ", ")
+                    refused.append(
+                        Refusal(
+                            name: name,
+                            reason: "is in \(places), not in "
+                                + states.map { "\($0.rawValue)/" }.joined(separator: " or ")))
+                }
+                items += usable
+            }
+        }
+        var chosen: [SpoolItem] = []
+        for item in items where passes(item) {
+            if let olderThan {
+                guard let status = try? spool.directory(item.state).status(of: item.name),
+                    status.modified < now - olderThan
+                else { continue }
+            }
+            chosen.append(item)
+        }
+        return (chosen, refused)
+    }
+
+    private func passes(_ item: SpoolItem) -> Bool {
+        guard let subscriber else { return true }
+        return item.entry?.subscriber == subscriber
+    }
+}
+
+extension OperationError {
+    /// The name matched nothing at all (as opposed to a spool fault).
+    var isNotFound: Bool {
+        switch self {
+        case .noSuchEntry, .notAnEntry: return true
+        default: return false
+        }
+    }
+}

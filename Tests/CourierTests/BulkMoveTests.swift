@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import CourierConfig
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierSpool
+@testable import CourierSupport
+
+/// `resend`, `ack` and `delete` on many items at once (issue 12): names,
+/// `--all`, filters; a name that cannot move is reported and the rest move.
+@Suite struct BulkMoveTests {
+    /// Items placed by hand: (state, entry file name, age in seconds).
+    static func spool(_ items: [(SpoolState, String, Int64)]) throws -> TemporarySpool {
+        let spool = try TemporarySpool(subscribers: [])
+        for (state, name, age) in items {
+            try spool.spool.deliverNewFile(
+                Array(#"{"id":"x","kind":"sleep"}"#.utf8), named: FileName(name), into: state)
+            try spool.spool.directory(state).setModified(FileName(name), to: .now() - .seconds(age))
+        }
+        return spool
+    }
+
+    static let mixed: [(SpoolState, String, Int64)] = [
+        (.needsAttention, "a-1@alpha.json", 7200), (.needsAttention, "a-2@alpha.json", 60),
+        (.failed, "a-3@alpha.json", 7200), (.needsAttention, "b-1@beta.json", 7200),
+        (.sent, "a-4@alpha.json", 7200),
+    ]
+
+    @Test("resend --all moves every failed and needsAttention item, one ledger line each")
+    func resendAll() throws {
+        let spool = try Self.spool(Self.mixed)
+        var selection = ItemSelection()
+        selection.all = true
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates)
+        #expect(refused.isEmpty)
+        let report = try ManualMoves(spool: spool.spool).resend(items)
+        #expect(report.moved.count == 4 && report.refused.isEmpty)
+        #expect(
+            try spool.names(in: .queued) == ["a-1@alpha.json", "a-2@alpha.json", "a-3@alpha.json", "b-1@beta.json"])
+        #expect(try spool.names(in: .sent) == ["a-4@alpha.json"], "sent/ is never touched")
+        #expect(try spool.ledger().filter { $0.event == .resent }.count == 4)
+    }
+
+    @Test("filters pick by subscriber, state and age, and narrow named items too")
+    func filtersNarrow() throws {
+        let spool = try Self.spool(Self.mixed)
+        var selection = ItemSelection()
+        selection.subscriber = try #require(SubscriberName("alpha"))
+        selection.olderThan = .seconds(3600)
+        let old = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates).items
+        #expect(Set(old.map(\.name.description)) == ["a-1@alpha.json", "a-3@alpha.json"])
+
+        selection.states = [.needsAttention]
+        let waiting = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates).items
+        #expect(waiting.map(\.name.description) == ["a-1@alpha.json"])
+
+        var named = ItemSelection()
+        named.names = ["a-1@alpha", "a-2@alpha"]
+        named.olderThan = .seconds(3600)
+        #expect(
+            try named.resolve(in: spool.spool, allowed: ManualMoves.resendStates).items.map(\.name.description) == [
+                "a-1@alpha.json"
+            ])
+    }
+
+    @Test("an unknown or misplaced name is reported and the others still move")
+    func refusalsDoNotStopTheRest() throws {
+        let spool = try Self.spool(Self.mixed)
+        var selection = ItemSelection()
+        selection.names = ["a-1@alpha", "no-such@alpha", "a-4@alpha", "b-1"]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.acknowledgeStates)
+        #expect(refused.map(\.name) == ["no-such@alpha", "a-4@alpha"])
+        #expect(refused.last?.reason.contains("sent/a-4@alpha.json") == true, "\(refused)")
+        let report = try ManualMoves(spool: spool.spool).acknowledge(items)
+        #expect(report.moved.map(\.item.name.description) == ["a-1@alpha.json", "b-1@beta.json"])
+        #expect(try spool.names(in: .failed) == ["a-1@alpha.json", "a-3@alpha.json", "b-1@beta.json"])
+    }
+
+    @Test("delete removes items from needsAttention and failed only, each after a deleted line")
+    func deleteRemovesWithALine() throws {
+        let spool = try Self.spool(Self.mixed)
+        var selection = ItemSelection()
+        selection.states = [.failed]
+        let (items, _) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
+        let report = try ManualMoves(spool: spool.spool).delete(items)
+        #expect(report.moved.count == 1 && report.moved.first?.to == nil)
+        #expect(try spool.names(in: .failed).isEmpty)
+        let deleted = try spool.ledger().filter { $0.event == .deleted }
+        #expect(deleted.map(\.key) == ["a-3"] && deleted.first?.round == "manual")
+
+        let sent = try ManualMoves(spool: spool.spool).delete(try spool.spool.resolve("a-4@alpha"))
+        #expect(sent.moved.isEmpty && sent.refused.count == 1)
+        #expect(try spool.names(in: .sent) == ["a-4@alpha.json"])
+    }
+
+    @Test("with the binary: names from standard input, exit 65 and a summary when some did not move, JSON results")
+    func bulkMovesFromTheCommandLine() throws {
+        let spool = try Self.spool(Self.mixed)
+        let binary = try CourierBinary.locate()
+        let bare = try binary.run(["--spool", spool.path, "resend"])
+        #expect(bare.status == 64, "a bare resend moves nothing: \(bare.error)")
+
+        let partly = try binary.run(["--spool", spool.path, "resend", "-"], input: "a-1@alpha\nmissing@alpha\n")
+        #expect(partly.status == 65, "\(partly.error)")
+        #expect(partly.output == "needsAttention/a-1@alpha.json -> queued/\n")
+        #expect(partly.error.contains("not moved: missing@alpha"))
+        #expect(partly.error.contains("resend: 1 moved, 1 not"))
+
+        let deleted = try binary.run(["--spool", spool.path, "delete", "--state", "failed", "--json"])
+        #expect(deleted.status == 0, "\(deleted.error)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(deleted.output.utf8)) as? [String: Any])
+        let moved = try #require(object["moved"] as? [[String: Any]])
+        #expect(moved.count == 1 && moved.first?["entry"] as? String == "a-3@alpha.json")
+        #expect(moved.first?["to"] is NSNull && moved.first?["from"] as? String == "failed")
+        #expect(!deleted.output.contains("\\/"), "no escaped slashes")
+
+        let wrong = try binary.run(["--spool", spool.path, "ack", "--state", "sent"])
+        #expect(wrong.status == 64 && wrong.error.contains("ack takes needsAttention"), "\(wrong.error)")
+    }
+}
