@@ -18,7 +18,8 @@ import Testing
         let names = CommandTable.commands.map(\.name)
         #expect(Set(names).count == names.count)
         for name in [
-            "init", "enqueue", "run", "send-now", "status", "list", "why", "ack", "resend", "delete", "log", "check", "prune",
+            "init", "enqueue", "run", "send-now", "status", "list", "why", "ack", "resend", "delete", "log", "check",
+            "prune",
             "copy", "backfill", "catalog", "sink", "demo", "help", "version", "completions",
         ] {
             #expect(names.contains(name), "\(name)")
