@@ -7,7 +7,8 @@ enum CheckCommand {
     static let command = Command(
         "check", summary: "validate the configuration and the spool; non-zero on a fault",
         details: """
-            Reads the secret files too, and warns when one is readable by others. A spool
+            Reads the secret files too, and warns when one is readable by others, when
+            notify-command cannot be run or failed the last time it ran. A spool
             fault (world-writable, a folder on another file system, queued/ not writable)
             exits 74.
             """,
@@ -22,7 +23,8 @@ enum CheckCommand {
         for warning in configuration.secretFileWarnings() { invocation.output.line("warning: \(warning)") }
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        let findings = SpoolCheck(spool: spool).run()
+        let findings =
+            SpoolCheck(spool: spool).run() + NotifierCheck(configuration: configuration, spool: spool).run()
         for finding in findings { invocation.output.line(finding.description) }
         if findings.contains(where: { $0.severity == .fault }) { throw .reported(.ioError) }
         invocation.output.line("spool \(spool.path): ok")

@@ -148,4 +148,27 @@ import Testing
         #expect(check.status == 74)
         #expect(check.output.contains("is writable by everyone"))
     }
+
+    @Test("check warns about a notify-command that cannot run, and one that failed after the last round")
+    func checkWarnsAboutABrokenNotifier() throws {
+        let (directory, config, server) = try Self.setUp(
+            status: 500, extra: "notify = always\nnotify-command = notify.sh")
+        defer { withExtendedLifetime((directory, server)) {} }
+        let binary = try CourierBinary.locate()
+        var check = try binary.run(["--config", config, "check"])
+        #expect(check.status == 0)
+        #expect(
+            check.output.contains("warning: notify-command \(directory.path)/notify.sh cannot be run"),
+            "\(check.output)")
+
+        try directory.write("#!/bin/sh\necho 'mail server down' >&2\nexit 3\n", to: "notify.sh")
+        chmod(directory.path + "/notify.sh", 0o755)
+        check = try binary.run(["--config", config, "check"])
+        #expect(!check.output.contains("warning"), "\(check.output)")
+        _ = try binary.run(["--config", config, "run"])
+        check = try binary.run(["--config", config, "check"])
+        #expect(check.status == 0)
+        #expect(check.output.contains("warning: the notifier failed after round"), "\(check.output)")
+        #expect(check.output.contains("mail server down"), "\(check.output)")
+    }
 }
