@@ -26,7 +26,7 @@ enum CatalogCommand {
                 run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "sync") }),
             Command(
                 "status", summary: "each catalog's since, age, failures, last duration, next sync",
-                usage: "[NAME] [--json]", options: [.flag("--json", "one JSON array")],
+                usage: "[NAME] [--json]", options: [.flag("--json", "one JSON object: {\"catalogs\":[…]}")],
                 example: "courier catalog status --json",
                 run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "status") }),
         ])
@@ -104,22 +104,26 @@ enum CatalogCommand {
                 state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
                 state.syncing != nil ? "interrupted" : "",
             ])
-            objects.append([
-                "catalog": catalog.name.value, "since": state.since?.jsonValue ?? NSNull(),
-                "version": state.completeVersion ?? NSNull(),
-                "lastSuccess": state.lastSuccess ?? NSNull(),
-                "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
-                "nextSync": next, "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
-            ])
+            objects.append(jsonObject(catalog.name, state))
         }
         if json {
-            if let data = try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]) {
-                output.line(String(decoding: data, as: UTF8.self))
-            }
+            output.json(["catalogs": objects])
             return
         }
         if output.isTerminal { rows.insert(["CATALOG", "SINCE", "AGE", "FAILURES", "DURATION", "NEXT", ""], at: 0) }
         output.table(rows)
+    }
+
+    /// One catalog's state in JSON, the same in `catalog status --json` and
+    /// `status --json`.
+    static func jsonObject(_ name: SubscriberName, _ state: CatalogState) -> [String: Any] {
+        [
+            "catalog": name.value, "since": state.since?.jsonValue ?? NSNull(),
+            "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
+            "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
+            "nextSync": state.failures >= CatalogSync.failuresBeforeFullSync || state.since == nil ? "full" : "delta",
+            "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
+        ]
     }
 
 }

@@ -99,14 +99,7 @@ enum StatusCommand {
                 }),
             "catalogs": Dictionary(
                 uniqueKeysWithValues: report.catalogs.map { name, state in
-                    (
-                        name.value,
-                        [
-                            "since": state.since?.jsonValue ?? NSNull(),
-                            "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
-                            "syncDurationMs": state.lastDurationMilliseconds ?? NSNull(), "failures": state.failures,
-                        ] as [String: Any]
-                    )
+                    (name.value, CatalogCommand.jsonObject(name, state))
                 }),
         ]
         object["lastRound"] = NSNull()
@@ -115,10 +108,7 @@ enum StatusCommand {
         {
             object["lastRound"] = decoded
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-            throw .io("unable to encode the status as JSON")
-        }
-        output.line(String(decoding: data, as: UTF8.self))
+        output.json(object)
     }
 
     static func printText(_ report: Report, _ output: Output) {

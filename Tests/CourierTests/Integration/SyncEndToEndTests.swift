@@ -77,7 +77,17 @@ import Testing
         #expect((batch["conflictRate"] as? Double).map { abs($0 - 0.05) < 1e-9 } == true)
         let catalog = try #require((object["catalogs"] as? [String: [String: Any]])?["products"])
         #expect(catalog["version"] as? Int == 1249 && catalog["since"] as? Int == 1249)
-        #expect(catalog["syncDurationMs"] is Int)
+        #expect(catalog["lastDurationMs"] is Int)
+        // `catalog status --json` says the same with the same names: one object.
+        let catalogStatus = try binary.run(["--config", config, "catalog", "status", "--json"])
+        let listed = try #require(
+            try JSONSerialization.jsonObject(with: Data(catalogStatus.output.utf8)) as? [String: Any])
+        let first = try #require((listed["catalogs"] as? [[String: Any]])?.first)
+        func canonical(_ value: [String: Any]) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        }
+        #expect(try canonical(first) == canonical(catalog))
+        #expect(!status.output.contains("\\/") && !catalogStatus.output.contains("\\/"), "no escaped slashes")
 
         let metrics = try String(contentsOfFile: directory.path + "/metrics.prom", encoding: .utf8)
         #expect(metrics.contains(#"courier_batch_size{subscriber="outbox"} 7"#))
