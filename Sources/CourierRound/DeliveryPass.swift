@@ -49,7 +49,8 @@ final class DeliveryPass {
         feed = try DeliveryFeed(spool: spool)
         claimer = Claimer(spool: spool, configuration: configuration, ledger: ledger, round: round, log: log)
         builder = RequestBuilder(configuration: configuration, session: round)
-        settler = Settler(round: round, mode: mode, backoff: configuration.backoff)
+        settler = Settler(
+            round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor)
         commits = GroupCommit(spool: spool, ledger: ledger, log: log)
         for subscriber in configuration.subscribers where subscriber.mode == .batch {
             batchSizes[subscriber.name] = subscriber.batch.size

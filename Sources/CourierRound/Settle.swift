@@ -1,6 +1,7 @@
 import CourierConfig
 import CourierPosix
 import CourierSpool
+import CourierSupport
 import CourierTransport
 
 /// What one attempt means for one item of a request.
@@ -16,12 +17,17 @@ struct ItemVerdict {
 enum BatchItemStatus: Equatable {
     case ok
     case conflict
+    /// The server refused the item itself (`ERROR`, and the reference
+    /// sink's older `INVALID`): sending the same bytes again gets the same
+    /// answer, as with a 4xx.
+    case refused(String)
     case other(String)
 
     init(_ text: String) {
         switch text {
         case "OK": self = .ok
         case "CONFLICT": self = .conflict
+        case "ERROR", "INVALID": self = .refused(text)
         default: self = .other(text)
         }
     }
@@ -35,6 +41,8 @@ struct Settler {
     let round: RoundID
     let mode: RoundMode
     let backoff: [Duration]
+    /// Batch results are redacted value by value, before each is cut short.
+    let redactor: Redactor
 
     struct Settled {
         var lines: [LedgerLine] = []
@@ -61,7 +69,8 @@ struct Settler {
                 settled.halvedBatchSize = size
                 detail = "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
             }
-            verdicts = Self.batchVerdicts(request, outcome: outcome, response: response, detail: detail)
+            verdicts = Self.batchVerdicts(
+                request, outcome: outcome, response: response, detail: detail, redactor: redactor)
             summary.batches[subscriber.name.value, default: BatchTally()].items += request.items.count
         } else {
             verdicts = [ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail)]
@@ -102,10 +111,11 @@ struct Settler {
 
     /// Each item's fate in a batch: the HTTP answer decides for all when it
     /// is not 2xx; otherwise its entry in `results[]` does (`OK` sent,
-    /// `CONFLICT` needs attention, anything else or nothing: retried by the
-    /// round's rules). An atomic batch is one outcome for all.
+    /// `CONFLICT` and `ERROR` need attention, anything else or nothing:
+    /// retried by the round's rules). An atomic batch is one outcome for all.
     static func batchVerdicts(
-        _ request: PendingRequest, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String
+        _ request: PendingRequest, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String,
+        redactor: Redactor
     ) -> [ItemVerdict] {
         guard case .delivered = outcome else {
             return request.items.map { ItemVerdict(item: $0, outcome: outcome, conflict: false, detail: detail) }
@@ -122,17 +132,20 @@ struct Settler {
                 let missing = DeliveryOutcome.retryLater(reason: "item missing from results[]", after: nil)
                 return ItemVerdict(item: item, outcome: missing, conflict: false, detail: "missing from results[]")
             }
+            let said = result.ledgerDetail(redactor: redactor)
             switch BatchItemStatus(result.status) {
             case .ok:
                 return ItemVerdict(
-                    item: item, outcome: .delivered(status: response.status), conflict: false, detail: result.text)
+                    item: item, outcome: .delivered(status: response.status), conflict: false, detail: said)
             case .conflict:
                 return ItemVerdict(
-                    item: item, outcome: .needsAttention(reason: "CONFLICT"), conflict: true, detail: result.text)
+                    item: item, outcome: .needsAttention(reason: "CONFLICT"), conflict: true, detail: said)
+            case .refused(let status):
+                return ItemVerdict(item: item, outcome: .needsAttention(reason: status), conflict: false, detail: said)
             case .other(let status):
                 return ItemVerdict(
                     item: item, outcome: .retryLater(reason: "item status \(status)", after: nil), conflict: false,
-                    detail: result.text)
+                    detail: said)
             }
         }
         guard request.subscriber.batch.atomic else { return perItem }
