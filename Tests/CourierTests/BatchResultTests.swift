@@ -123,4 +123,40 @@ import Testing
             #expect(message.hasPrefix(value.dropLast()), "\(value)")
         }
     }
+
+    @Test("the reference sink answers a batch in the sync architecture's shape")
+    func theSinkAnswersWithServerIDsEtagsAndMessages() throws {
+        let directory = TemporaryDirectory("sink")
+        let sink = try Sink(directory: directory.path)
+        func post(_ items: String) throws -> [[String: String]] {
+            let request = HTTPRequest(
+                method: "POST", target: "/transactions/batch", headers: [], body: Array(#"{"items":[\#(items)]}"#.utf8))
+            guard case .respond(let answer) = sink.handle(request),
+                let object = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+                let results = object["results"] as? [[String: String]]
+            else { throw TestFailure("no results[]") }
+            return results
+        }
+        let created = try post(#"{"idempotency_key":"o-1","payload":{"id":"o-1","qty":1}},{"idempotency_key":"bad"}"#)
+        #expect(created.count == 2)
+        let etag = try #require(created.first?["etag"])
+        #expect(created.first == ["idempotency_key": "o-1", "status": "OK", "server_id": "sink-o-1", "etag": etag])
+        #expect(created.last?["status"] == "ERROR")
+        #expect(created.last?["message"]?.isEmpty == false)
+
+        let updates = try post(
+            #"{"idempotency_key":"o-1-u1","if_match":"\"\#(etag)\"","payload":{"id":"o-1-u1","updates":"o-1","qty":2}},"#
+                + #"{"idempotency_key":"o-1-u2","if_match":"\"\#(etag)\"","payload":{"id":"o-1-u2","updates":"o-1","qty":3}}"#
+        )
+        let newer = try #require(updates.first?["etag"])
+        #expect(newer != etag)
+        #expect(updates.first?["server_id"] == "sink-o-1", "an update names the entity it changed")
+        #expect(
+            updates.last == [
+                "idempotency_key": "o-1-u2", "status": "CONFLICT", "current_etag": newer,
+                "message": "if_match does not match the current version",
+            ])
+        let again = try post(#"{"idempotency_key":"o-1","payload":{"id":"o-1","qty":1}}"#)
+        #expect(again.first?["etag"] == newer, "a repeat is OK, with the entity's current etag")
+    }
 }

@@ -231,8 +231,8 @@ import Testing
                     .utf8))
         guard case .respond(let answer) = restarted.handle(batch) else { throw TestFailure("no answer") }
         let text = String(decoding: answer.body, as: UTF8.self)
-        #expect(text.contains(#"{"idempotency_key":"kept","status":"OK"}"#))
-        #expect(text.contains(#"{"idempotency_key":"new","status":"OK"}"#))
-        #expect(text.contains(#"{"idempotency_key":"kept","status":"CONFLICT"}"#))
+        #expect(text.contains(#"{"idempotency_key":"kept","status":"OK","server_id":"sink-kept","etag":"#))
+        #expect(text.contains(#"{"idempotency_key":"new","status":"OK","server_id":"sink-new","etag":"#))
+        #expect(text.contains(#"{"idempotency_key":"kept","status":"CONFLICT","message":"#))
     }
 }
