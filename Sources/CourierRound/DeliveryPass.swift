@@ -217,7 +217,7 @@ final class DeliveryPass {
                         items: Array(settled.retry[start..<min(start + chunk, settled.retry.count)]),
                         subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay))
             }
-            commits.add(lines: settled.lines, moves: settled.moves, at: clock())
+            commits.add(lines: settled.lines, moves: settled.moves, tags: settled.tags, at: clock())
         }
     }
 }

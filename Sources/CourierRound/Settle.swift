@@ -11,6 +11,8 @@ struct ItemVerdict {
     /// The server refused the item's version (a batch result `CONFLICT`).
     let conflict: Bool
     let detail: String
+    /// What a batch server said of the item.
+    var result: BatchBody.Result?
 }
 
 /// A batch result's `status`, as the wire format spells it.
@@ -49,6 +51,8 @@ struct Settler {
         var moves: [(EntryName, SpoolState)] = []
         var retry: [DeliveryItem] = []
         var retryDelay: Duration = .zero
+        /// Etags the server gave for the entities of delivered items.
+        var tags: [EntityTagUpdate] = []
         /// A batch that timed out halves the subscriber's batch size.
         var halvedBatchSize: Int?
     }
@@ -84,6 +88,7 @@ struct Settler {
             switch verdict.outcome {
             case .delivered:
                 settled.moves.append((verdict.item.entry, .sent))
+                if let tag = keptTag(verdict, now: now) { settled.tags.append(tag) }
                 tally.sent += 1
                 summary.sent += 1
             case .retryLater(_, let after) where mode == .foreground && request.attempt <= backoff.count:
@@ -133,20 +138,16 @@ struct Settler {
                 return ItemVerdict(item: item, outcome: missing, conflict: false, detail: "missing from results[]")
             }
             let said = result.ledgerDetail(redactor: redactor)
+            let outcome: DeliveryOutcome
             switch BatchItemStatus(result.status) {
-            case .ok:
-                return ItemVerdict(
-                    item: item, outcome: .delivered(status: response.status), conflict: false, detail: said)
-            case .conflict:
-                return ItemVerdict(
-                    item: item, outcome: .needsAttention(reason: "CONFLICT"), conflict: true, detail: said)
-            case .refused(let status):
-                return ItemVerdict(item: item, outcome: .needsAttention(reason: status), conflict: false, detail: said)
-            case .other(let status):
-                return ItemVerdict(
-                    item: item, outcome: .retryLater(reason: "item status \(status)", after: nil), conflict: false,
-                    detail: said)
+            case .ok: outcome = .delivered(status: response.status)
+            case .conflict: outcome = .needsAttention(reason: "CONFLICT")
+            case .refused(let status): outcome = .needsAttention(reason: status)
+            case .other(let status): outcome = .retryLater(reason: "item status \(status)", after: nil)
             }
+            return ItemVerdict(
+                item: item, outcome: outcome, conflict: BatchItemStatus(result.status) == .conflict, detail: said,
+                result: result)
         }
         guard request.subscriber.batch.atomic else { return perItem }
         let allDelivered = perItem.allSatisfy { if case .delivered = $0.outcome { true } else { false } }
@@ -157,7 +158,23 @@ struct Settler {
             : anyConflict
                 ? .needsAttention(reason: "CONFLICT (atomic batch: nothing was applied)")
                 : .retryLater(reason: "atomic batch not applied", after: nil)
-        return perItem.map { ItemVerdict(item: $0.item, outcome: combined, conflict: anyConflict, detail: $0.detail) }
+        return perItem.map {
+            ItemVerdict(item: $0.item, outcome: combined, conflict: anyConflict, detail: $0.detail, result: $0.result)
+        }
+    }
+
+    /// The etag to keep for a delivered item's entity: one the server gave,
+    /// that a record can name and courier can send back as `If-Match`.
+    /// One that holds a secret is not kept anywhere (the ledger shows it
+    /// redacted): state files are redacted like the ledger.
+    func keptTag(_ verdict: ItemVerdict, now: Timestamp) -> EntityTagUpdate? {
+        guard let result = verdict.result, let etag = result.etag, EntityTag.isKeepable(etag),
+            redactor.redact(etag) == etag, let entity = OptimisticConcurrency.entity(of: verdict.item.body)
+        else { return nil }
+        let serverID = result.serverID.map { DetailFields.cut(redactor.redact($0), to: EntityTag.maximumLength) }
+        return EntityTagUpdate(
+            subscriber: verdict.item.entry.subscriber, entity: entity,
+            tag: EntityTag(etag: etag, serverID: serverID, key: verdict.item.entry.key.description, time: now))
     }
 
     /// The ledger's ninth column: the answer's first bytes, or the error.

@@ -63,7 +63,7 @@ public enum DetailFields {
     }
 
     /// The first `limit` bytes, marked when something was cut.
-    static func cut(_ value: String, to limit: Int) -> String {
+    public static func cut(_ value: String, to limit: Int) -> String {
         guard value.utf8.count > limit else { return value }
         return value.utf8Prefix(limit - cutMark.utf8.count) + cutMark
     }

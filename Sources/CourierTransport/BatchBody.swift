@@ -118,6 +118,13 @@ package enum BatchBody {
 /// `"op": "UPDATE"` with an `etag` (or `version`) asks for optimistic
 /// concurrency: the request carries `If-Match`, and 409/412 need attention.
 package enum OptimisticConcurrency {
+    /// The entity a record writes: the one it `updates`, else itself. The
+    /// etag a server gives for it is kept under this id (`EntityTagStore`).
+    package static func entity(of record: [UInt8]) -> RecordID? {
+        (JSONSplice.value(of: "updates", in: record) ?? JSONSplice.value(of: "id", in: record))
+            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
+    }
+
     package static func ifMatch(for record: [UInt8]) -> String? {
         // Most records are not updates: a byte search spares the scan.
         guard contains(record, #""UPDATE""#) else { return nil }

@@ -1,0 +1,42 @@
+import CourierSpool
+import Foundation
+
+/// What a batch server said of an item, read back from its ledger line
+/// (`status=CONFLICT current_etag=v5 message="version mismatch"`,
+/// docs/design.md §8), for `courier why`.
+public struct ServerReply: Sendable, Equatable {
+    public var status = ""
+    public var serverID: String?
+    public var etag: String?
+    public var currentETag: String?
+    public var message: String?
+
+    /// Nil for a line that does not carry a batch result. The fields may
+    /// follow courier's own words (`retries exhausted (…): status=…`).
+    public init?(_ line: LedgerLine) {
+        let detail = line.detail[...]
+        guard let start = detail.hasPrefix("status=") ? detail.startIndex : detail.range(of: ": status=")?.lowerBound
+        else { return nil }
+        let fields = DetailFields.parse(detail[start...].drop { $0 == ":" || $0 == " " })
+        for (name, value) in fields {
+            switch name {
+            case "status": status = value
+            case "server_id": serverID = value
+            case "etag": etag = value
+            case "current_etag": currentETag = value
+            case "message": message = value
+            default: break
+            }
+        }
+        guard !status.isEmpty else { return nil }
+    }
+
+    /// `OK, server_id srv-123, etag v2` or `CONFLICT, current etag v5: version mismatch`.
+    public var summary: String {
+        var parts = [status]
+        if let serverID { parts.append("server_id \(serverID)") }
+        if let etag { parts.append("etag \(etag)") }
+        if let currentETag { parts.append("current etag \(currentETag)") }
+        return parts.joined(separator: ", ") + (message.map { ": " + $0 } ?? "")
+    }
+}
