@@ -114,15 +114,15 @@ public enum Explanation {
 
     /// A batch item's fate in the server's own words.
     static func batchReason(_ reply: ServerReply) -> String {
-        let words = reply.message.map { ": \($0)" } ?? ""
+        let words = reply.message.map { ": \(reply.shown($0))" } ?? ""
         switch reply.status {
         case "CONFLICT":
             return "the subscriber reports a conflict\(words)"
-                + (reply.currentETag.map { " (its current etag is \($0))" } ?? "")
+                + (reply.currentETag.map { " (its current etag is \(reply.shown($0)))" } ?? "")
         case "ERROR", "INVALID":
             return "the subscriber refused the record\(words)"
         default:
-            return "the subscriber did not take it (\(reply.status)\(words)); "
+            return "the subscriber did not take it (\(reply.shown(reply.status))\(words)); "
                 + "a later round or `courier send-now` may get through"
         }
     }
@@ -143,7 +143,8 @@ public enum Explanation {
             let kept = try? EntityTagStore(spool: spool).tag(of: entity, from: entry.subscriber)
         {
             notes.append(
-                "etag kept for \(entity) from \(entry.subscriber): \(kept.etag) (given for \(kept.key) at \(kept.time)); "
+                "etag kept for \(entity) from \(entry.subscriber): \(kept.etag) "
+                    + "(given for \(LedgerLine.escape(kept.key)) at \(LedgerLine.escape(kept.time))); "
                     + "an UPDATE of \(entity) names it as \"etag\" (`courier etag \(entity)` prints it)")
         }
         return notes

@@ -33,10 +33,15 @@ public struct ServerReply: Sendable, Equatable {
 
     /// `OK, server_id srv-123, etag v2` or `CONFLICT, current etag v5: version mismatch`.
     public var summary: String {
-        var parts = [status]
-        if let serverID { parts.append("server_id \(serverID)") }
-        if let etag { parts.append("etag \(etag)") }
-        if let currentETag { parts.append("current etag \(currentETag)") }
-        return parts.joined(separator: ", ") + (message.map { ": " + $0 } ?? "")
+        var parts = [shown(status)]
+        if let serverID { parts.append("server_id \(shown(serverID))") }
+        if let etag { parts.append("etag \(shown(etag))") }
+        if let currentETag { parts.append("current etag \(shown(currentETag))") }
+        return parts.joined(separator: ", ") + (message.map { ": " + shown($0) } ?? "")
     }
+
+    /// A server's words as a terminal may show them: control bytes escaped
+    /// as in the ledger, so an answer cannot move the cursor or recolour
+    /// the screen of the person reading `why`.
+    public func shown(_ text: String) -> String { LedgerLine.escape(text) }
 }
