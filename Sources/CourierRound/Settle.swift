@@ -38,13 +38,16 @@ enum BatchItemStatus: Equatable {
 /// Settling: a finished request's answer becomes each item's fate (sent,
 /// retried, needs attention — qmail's K, Z and D), its ledger line, and
 /// the move the group commit will make. Foreground rounds retry on the
-/// backoff schedule (or a longer Retry-After); background rounds never do.
+/// backoff schedule (batches: `BatchBackoff`), or after a longer
+/// Retry-After; background rounds never do.
 struct Settler {
     let round: RoundID
     let mode: RoundMode
     let backoff: [Duration]
     /// Batch results are redacted value by value, before each is cut short.
     let redactor: Redactor
+    /// Where in its range a batch retry's wait falls: 0…1.
+    let jitter: () -> Double
 
     struct Settled {
         var lines: [LedgerLine] = []
@@ -69,9 +72,9 @@ struct Settler {
         let verdicts: [ItemVerdict]
         if subscriber.mode == .batch {
             if response.error?.isTimeout == true {
-                let size = max(1, batchSize / 2)
+                let size = BatchSizes.halved(batchSize)
                 settled.halvedBatchSize = size
-                detail = "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
+                detail = "batch of \(request.items.count) timed out; batch size now \(size): " + detail
             }
             verdicts = Self.batchVerdicts(
                 request, outcome: outcome, response: response, detail: detail, redactor: redactor)
@@ -80,6 +83,7 @@ struct Settler {
             verdicts = [ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail)]
         }
         var tally = summary.subscribers[subscriber.name.value, default: SubscriberTally()]
+        let step = retryStep(request)
         for verdict in verdicts {
             var line = LedgerLine(
                 time: now, round: round.value, subscriber: subscriber.name.value,
@@ -94,7 +98,7 @@ struct Settler {
             case .retryLater(_, let after) where mode == .foreground && request.attempt <= backoff.count:
                 line.event = .retry
                 settled.retry.append(verdict.item)
-                settled.retryDelay = max(settled.retryDelay, max(backoff[request.attempt - 1], after ?? .zero))
+                settled.retryDelay = max(settled.retryDelay, max(step, after ?? .zero))
                 tally.retries += 1
                 summary.retries += 1
             case .retryLater(let reason, _), .needsAttention(let reason):
@@ -112,6 +116,15 @@ struct Settler {
         }
         summary.subscribers[subscriber.name.value] = tally
         return settled
+    }
+
+    /// The wait before this request's next attempt, Retry-After aside: the
+    /// attempt's `backoff` step, or for a batch the jittered exponential
+    /// wait (drawn once per request, so its items go out together again).
+    func retryStep(_ request: PendingRequest) -> Duration {
+        guard mode == .foreground, request.attempt <= backoff.count else { return .zero }
+        guard request.subscriber.mode == .batch else { return backoff[request.attempt - 1] }
+        return BatchBackoff.delay(attempt: request.attempt, base: backoff[0], jitter: jitter())
     }
 
     /// Each item's fate in a batch: the HTTP answer decides for all when it
