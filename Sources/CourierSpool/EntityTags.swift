@@ -75,27 +75,37 @@ public final class EntityTagStore {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        var staged: [(FileName, DirectoryHandle, FileName)] = []
-        for id in order {
-            guard let update = latest[id], let data = try? encoder.encode(update.tag) else { continue }
-            let folder = try makeFolder(for: update.subscriber)
-            let name = FileName(update.entity.value)
-            staged.append(
-                (try spool.stageFile(Array(data) + [0x0A], for: name, syncData: order.count == 1), folder, name))
-        }
-        do throws(SystemError) {
-            if staged.count > 1 { try spool.tmp.syncFileSystem() }
-            var touched: [DirectoryHandle] = []
-            for (temporary, folder, name) in staged {
-                try spool.tmp.publish(temporary, to: folder, as: name, syncDirectory: false, faults: spool.faults)
-                if !touched.contains(where: { $0 === folder }) { touched.append(folder) }
+        var staged: [(temporary: FileName, folder: DirectoryHandle, name: FileName)] = []
+        var published = 0
+        do throws(SpoolError) {
+            for id in order {
+                guard let update = latest[id], let data = try? encoder.encode(update.tag) else { continue }
+                let folder = try makeFolder(for: update.subscriber)
+                let name = FileName(update.entity.value)
+                let bytes = Array(data) + [0x0A]
+                staged.append((try spool.stageFile(bytes, for: name, syncData: order.count == 1), folder, name))
             }
-            for folder in touched {
-                try spool.faults?.check(.sync, path: folder.displayPath)
-                try folder.sync()
+            do throws(SystemError) {
+                if staged.count > 1 { try spool.tmp.syncFileSystem() }
+                var touched: [DirectoryHandle] = []
+                for (temporary, folder, name) in staged {
+                    try spool.tmp.publish(temporary, to: folder, as: name, syncDirectory: false, faults: spool.faults)
+                    published += 1
+                    if !touched.contains(where: { $0 === folder }) { touched.append(folder) }
+                }
+                for folder in touched {
+                    try spool.faults?.check(.sync, path: folder.displayPath)
+                    try folder.sync()
+                }
+            } catch {
+                throw SpoolError(error)
             }
         } catch {
-            throw SpoolError(error)
+            // Best effort, as in `stage`: what was staged and not published
+            // goes, so a failed commit leaves no orphans in tmp/ (prune
+            // would take a missed one after 36 h).
+            for (temporary, _, _) in staged.dropFirst(published) { try? spool.tmp.remove(temporary) }
+            throw error
         }
     }
 

@@ -91,4 +91,40 @@ import Testing
         #expect(try folder.sortedNames().map(\.description) == ["young"])
         #expect(spool.spool.readControlFile(Round.lastRoundFile) != nil)
     }
+
+    @Test("every failing rename, write and fsync of a batch round leaves a legal spool and, after it, every etag kept")
+    func faultsLeaveEveryEtagKept() throws {
+        let server = try Self.server()
+        let ids = (0..<5).map { "e-\($0)" }
+        func spool() throws -> TemporarySpool {
+            let spool = try Self.spool(server)
+            for id in ids { try spool.dropRecord(id: id, kind: "order") }
+            return spool
+        }
+        func expectKept(_ spool: TemporarySpool, _ label: String) throws {
+            #expect(try spool.names(in: .sent) == ids.map { "\($0)@batchy.json" }, "\(label)")
+            #expect(try spool.spool.tmp.sortedNames().isEmpty, "\(label): orphans in tmp/")
+            let store = EntityTagStore(spool: spool.spool)
+            for id in ids {
+                let tag = try store.tag(of: #require(RecordID(id)), from: TemporarySpool.subscriberName("batchy"))
+                #expect(tag?.etag == "v-\(id)", "\(label): \(id)")
+            }
+        }
+        let counting = try spool()
+        let counter = FaultPlan()
+        counting.spool.faults = counter
+        try counting.runRound()
+        try expectKept(counting, "no fault")
+        for operation in FaultPlan.Operation.allCases {
+            for occurrence in 1...(counter.counts[operation] ?? 0) {
+                let label = "\(operation) #\(occurrence) fails"
+                let faulted = try spool()
+                faulted.spool.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
+                #expect(throws: RoundError.self, "\(label)") { try faulted.runRound() }
+                faulted.spool.faults = nil
+                try faulted.runRound()
+                try expectKept(faulted, label)
+            }
+        }
+    }
 }
