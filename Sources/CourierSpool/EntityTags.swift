@@ -86,7 +86,8 @@ public final class EntityTagStore {
                 staged.append((try spool.stageFile(bytes, for: name, syncData: order.count == 1), folder, name))
             }
             do throws(SystemError) {
-                if staged.count > 1 { try spool.tmp.syncFileSystem() }
+                // One file was fsynced as it was staged; more share one syncfs.
+                if order.count > 1 && !staged.isEmpty { try spool.tmp.syncFileSystem() }
                 var touched: [DirectoryHandle] = []
                 for (temporary, folder, name) in staged {
                     try spool.tmp.publish(temporary, to: folder, as: name, syncDirectory: false, faults: spool.faults)
