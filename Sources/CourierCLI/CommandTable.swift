@@ -10,6 +10,7 @@ enum CommandTable {
         StatusCommand.command,
         ListCommand.command,
         WhyCommand.command,
+        EtagCommand.command,
         ManualMoveCommand.ackCommand,
         ManualMoveCommand.resendCommand,
         ManualMoveCommand.deleteCommand,

@@ -61,7 +61,8 @@ public enum DeliveryMode: String, Sendable, Codable {
 
 /// `mode = batch` settings (docs/design.md §8).
 public struct BatchSettings: Sendable, Equatable {
-    /// Items per batch, 1–500; halved for the rest of a round after a timeout.
+    /// Items per batch at most, 1–500; the size in force is halved by a
+    /// timeout and grows back (`BatchSizes`, in the round).
     public var size = 100
     /// `?atomic=true`: the whole batch is one outcome.
     public var atomic = false

@@ -1,5 +1,6 @@
 import CourierPosix
 import CourierSpool
+import CourierTransport
 
 /// The ledger, read back for people: `why`, `log`, `list`'s last event.
 public struct History {
@@ -90,6 +91,7 @@ public enum Explanation {
         default:
             break
         }
+        if let reply = ServerReply(line) { return batchReason(reply) }
         switch line.status {
         case 0:
             return "the subscriber did not answer (\(line.detail.isEmpty ? "network error" : line.detail)); "
@@ -109,4 +111,45 @@ public enum Explanation {
         default: return "the subscriber answered HTTP \(line.status)"
         }
     }
+
+    /// A batch item's fate in the server's own words.
+    static func batchReason(_ reply: ServerReply) -> String {
+        let words = reply.message.map { ": \(reply.shown($0))" } ?? ""
+        switch reply.status {
+        case "CONFLICT":
+            return "the subscriber reports a conflict\(words)"
+                + (reply.currentETag.map { " (its current etag is \(reply.shown($0)))" } ?? "")
+        case "ERROR", "INVALID":
+            return "the subscriber refused the record\(words)"
+        default:
+            return "the subscriber did not take it (\(reply.shown(reply.status))\(words)); "
+                + "a later round or `courier send-now` may get through"
+        }
+    }
+
+    /// What `why` adds for a batch item: what the server said of it last,
+    /// and the etag courier keeps for the entity the record writes, which
+    /// a later `UPDATE` of that entity names.
+    public static func serverNotes(for item: SpoolItem, history: [LedgerLine], in spool: Spool) -> [String] {
+        guard let entry = item.entry else { return [] }
+        var notes: [String] = []
+        let delivery: Set<LedgerEvent> = [.sent, .retry, .needsAttention]
+        if let reply = history.last(where: { delivery.contains($0.event) }).flatMap(ServerReply.init) {
+            notes.append("the subscriber said: \(reply.summary)")
+        }
+        // The record names the entity; an unreadable one just has no note.
+        if let bytes = try? spool.read(item.name, in: item.state, limit: Self.recordLimit),
+            let entity = OptimisticConcurrency.entity(of: bytes),
+            let kept = try? EntityTagStore(spool: spool).tag(of: entity, from: entry.subscriber)
+        {
+            notes.append(
+                "etag kept for \(entity) from \(entry.subscriber): \(kept.etag) "
+                    + "(given for \(LedgerLine.escape(kept.key)) at \(LedgerLine.escape(kept.time))); "
+                    + "an UPDATE of \(entity) names it as \"etag\" (`courier etag \(entity)` prints it)")
+        }
+        return notes
+    }
+
+    /// The largest record a configuration allows (`max-record-size`).
+    static let recordLimit = 64 << 20
 }

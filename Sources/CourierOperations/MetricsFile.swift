@@ -96,7 +96,8 @@ public struct MetricsFile {
         let batches = summary.batches.sorted { $0.key < $1.key }
         guard !batches.isEmpty else { return }
         text.family(
-            "courier_batch_size", "The batch size in force at the end of the last round (halved after timeouts).",
+            "courier_batch_size",
+            "The batch size in force at the end of the last round (halved by timeouts, grown back by answers).",
             batches.map { (#"{subscriber="\#(label($0.key))"}"#, String($0.value.finalSize)) })
         text.family(
             "courier_batch_conflict_ratio", "Items answered CONFLICT per item sent in batches, last round.",

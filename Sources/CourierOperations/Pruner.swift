@@ -9,12 +9,16 @@ public struct PruneReport: Sendable, Equatable {
     /// Only with `failed-retention`.
     public var failedEntries: [String] = []
     public var temporaryLeftovers: [String] = []
+    /// `SUB/ID` of each etag kept in `.courier/etags/` that aged out.
+    public var entityTags: [String] = []
 
-    public var total: Int { ledgerFiles.count + sentEntries.count + failedEntries.count + temporaryLeftovers.count }
+    public var total: Int {
+        ledgerFiles.count + sentEntries.count + failedEntries.count + temporaryLeftovers.count + entityTags.count
+    }
 }
 
-/// Keeps the spool to its retention: ledger day files and `sent/`
-/// entries older than `retention`, and `tmp/` leftovers older than 36 h.
+/// Keeps the spool to its retention: ledger day files, `sent/` entries and
+/// kept etags older than `retention`, and `tmp/` leftovers older than 36 h.
 /// `failed/` entries go only under `failed-retention`, counted from when
 /// they entered `failed/`, each with a `deleted` ledger line: they were
 /// never delivered. `needsAttention/` waits for a person, always.
@@ -65,6 +69,13 @@ public struct Pruner {
         }
         report.temporaryLeftovers = try removeOld(
             in: spool.tmp, olderThan: now - Self.temporaryLeftoverAge)
+        // An etag is rewritten whenever the server gives one, so an old
+        // file is an entity nothing wrote for as long as the ledger keeps.
+        let tags = EntityTagStore(spool: spool)
+        for subscriber in try tags.subscribers() {
+            guard let folder = try tags.folder(for: subscriber, creating: false) else { continue }
+            report.entityTags += try removeOld(in: folder, olderThan: cutoff).map { "\(subscriber)/\($0)" }
+        }
         return report
     }
 

@@ -11,15 +11,19 @@ import Glibc
 extension DirectoryHandle {
     /// The first half: `bytes` written to `staged` in this (staging)
     /// directory and fsynced. A failed write removes what it staged.
-    public func stage(_ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, faults: FaultPlan? = nil)
-        throws(SystemError)
-    {
+    /// Without `syncData` the caller syncs many staged files at once
+    /// (`syncFileSystem`) before it publishes any of them.
+    public func stage(
+        _ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, syncData: Bool = true, faults: FaultPlan? = nil
+    ) throws(SystemError) {
         do {
             let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
             try faults?.check(.write, path: displayPath(of: staged))
             try file.write(bytes)
-            try faults?.check(.sync, path: displayPath(of: staged))
-            try file.sync()
+            if syncData {
+                try faults?.check(.sync, path: displayPath(of: staged))
+                try file.sync()
+            }
         } catch {
             // Best effort: the write already failed, and prune removes a
             // leftover the removal missed after 36 h.

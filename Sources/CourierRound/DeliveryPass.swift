@@ -13,6 +13,8 @@ final class DeliveryPass {
     private let round: RoundID
     private let mode: RoundMode
     private let clock: () -> MonotonicInstant
+    private let spool: Spool
+    private let log: EventLog
     private let makeTransport: (Duration) throws(CurlError) -> any Transport
     /// Made on first use: an empty round never initialises curl and TLS.
     private var transport: (any Transport)?
@@ -28,8 +30,8 @@ final class DeliveryPass {
     private var inFlight: [Int: PendingRequest] = [:]
     private var waiting: [PendingRequest] = []
     private var nextTag = 0
-    /// The batch size in force per batch subscriber; a timeout halves it.
-    private var batchSizes: [SubscriberName: Int] = [:]
+    /// The batch size in force per batch subscriber, from the last round.
+    private var batchSizes: BatchSizes
 
     init(
         spool: Spool, configuration: Configuration, ledger: Ledger, round: RoundID, mode: RoundMode,
@@ -38,7 +40,8 @@ final class DeliveryPass {
             timeout throws(CurlError) in
             try HTTPClient(timeout: timeout)
         },
-        clock: @escaping () -> MonotonicInstant = MonotonicInstant.now
+        clock: @escaping () -> MonotonicInstant = MonotonicInstant.now,
+        jitter: @escaping () -> Double = { Double.random(in: 0...1) }
     ) throws(RoundError) {
         self.configuration = configuration
         self.round = round
@@ -46,14 +49,15 @@ final class DeliveryPass {
         self.summary = summary
         self.makeTransport = makeTransport
         self.clock = clock
+        self.spool = spool
+        self.log = log
         feed = try DeliveryFeed(spool: spool)
         claimer = Claimer(spool: spool, configuration: configuration, ledger: ledger, round: round, log: log)
         builder = RequestBuilder(configuration: configuration, session: round)
-        settler = Settler(round: round, mode: mode, backoff: configuration.backoff)
+        settler = Settler(
+            round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter)
         commits = GroupCommit(spool: spool, ledger: ledger, log: log)
-        for subscriber in configuration.subscribers where subscriber.mode == .batch {
-            batchSizes[subscriber.name] = subscriber.batch.size
-        }
+        batchSizes = BatchSizes(configuration: configuration, spool: spool)
     }
 
     func run() throws(RoundError) -> RoundSummary {
@@ -70,7 +74,8 @@ final class DeliveryPass {
             if commits.isDue(at: clock(), idle: inFlight.isEmpty) { try commits.commit() }
         }
         try commits.commit()
-        for (name, size) in batchSizes { summary.batches[name.value, default: BatchTally()].finalSize = size }
+        do { try batchSizes.save(to: spool) } catch { throw .spool(error) }
+        for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
         return summary
     }
 
@@ -90,7 +95,7 @@ final class DeliveryPass {
 
     /// How many entries one request of this subscriber carries.
     private func wanted(by subscriber: Subscriber) -> Int {
-        subscriber.mode == .batch ? batchSizes[subscriber.name, default: subscriber.batch.size] : 1
+        subscriber.mode == .batch ? batchSizes.size(of: subscriber) : 1
     }
 
     private func startWhatCan() throws(RoundError) {
@@ -196,6 +201,24 @@ final class DeliveryPass {
         summary.attention.append(entry.description)
     }
 
+    /// A timeout has halved the size already; an answer counts towards
+    /// growing it back; anything else starts that count over.
+    private func adjustBatchSize(
+        of subscriber: Subscriber, after response: DeliveryResponse, _ settled: Settler.Settled
+    ) {
+        if let size = settled.halvedBatchSize {
+            batchSizes.shrink(subscriber, to: size)
+        } else if response.error == nil, (200...299).contains(response.status) {
+            if let size = batchSizes.answered(subscriber) {
+                log(
+                    .notice,
+                    "batch size for \(subscriber.name) back up to \(size) after \(BatchSizes.streak) answered batches")
+            }
+        } else {
+            batchSizes.failed(subscriber)
+        }
+    }
+
     /// Settles each finished request, frees its slot at once, queues its
     /// retries, and hands its lines and moves to the group commit.
     private func settle(_ finished: [(tag: Int, response: DeliveryResponse)]) {
@@ -207,7 +230,7 @@ final class DeliveryPass {
             active[subscriber.name, default: 1] -= 1
             let settled = settler.settle(
                 request, response, batchSize: wanted(by: subscriber), now: now, into: &summary)
-            if let size = settled.halvedBatchSize { batchSizes[subscriber.name] = size }
+            if subscriber.mode == .batch { adjustBatchSize(of: subscriber, after: response, settled) }
             // Retries go out in batches of the size now in force.
             let chunk = max(1, wanted(by: subscriber))
             for start in stride(from: 0, to: settled.retry.count, by: chunk) {
@@ -216,7 +239,7 @@ final class DeliveryPass {
                         items: Array(settled.retry[start..<min(start + chunk, settled.retry.count)]),
                         subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay))
             }
-            commits.add(lines: settled.lines, moves: settled.moves, at: clock())
+            commits.add(lines: settled.lines, moves: settled.moves, tags: settled.tags, at: clock())
         }
     }
 }

@@ -5,13 +5,16 @@ import CourierSpool
 /// (their slots already reused) until `size` are ready or the oldest has
 /// waited `delay`; then one ledger write and fsync, the renames out of
 /// `sending/`, and one fsync per folder cover them all. The ledger line is
-/// always on disk before the rename it records.
+/// always on disk before the rename it records, and so is an etag the
+/// server gave for the item's entity.
 final class GroupCommit {
     private let spool: Spool
     private let ledger: Ledger
     private let log: EventLog
     private var lines: [LedgerLine] = []
     private var moves: [(EntryName, SpoolState)] = []
+    private var tags: [EntityTagUpdate] = []
+    private let tagStore: EntityTagStore
     /// When the oldest waiting item finished.
     private(set) var oldest: MonotonicInstant?
 
@@ -22,13 +25,19 @@ final class GroupCommit {
         self.spool = spool
         self.ledger = ledger
         self.log = log
+        tagStore = EntityTagStore(spool: spool)
     }
 
-    /// Lines to write and moves out of `sending/` to make at the next commit.
-    func add(lines: [LedgerLine], moves: [(EntryName, SpoolState)], at now: MonotonicInstant) {
+    /// Lines to write, etags to keep and moves out of `sending/` to make at
+    /// the next commit.
+    func add(
+        lines: [LedgerLine], moves: [(EntryName, SpoolState)],
+        tags: [EntityTagUpdate] = [], at now: MonotonicInstant
+    ) {
         guard !lines.isEmpty || !moves.isEmpty else { return }
         self.lines += lines
         self.moves += moves
+        self.tags += tags
         if oldest == nil { oldest = now }
     }
 
@@ -45,6 +54,9 @@ final class GroupCommit {
         guard !lines.isEmpty || !moves.isEmpty else { return }
         do throws(SpoolError) {
             try ledger.append(lines)
+            // Before the items leave sending/: a crash in between sends them
+            // again, and the server's answer brings the etag again.
+            try tagStore.keep(tags)
             for (entry, state) in moves {
                 do {
                     try spool.move(entry.fileName, from: .sending, to: state)
@@ -60,6 +72,7 @@ final class GroupCommit {
         }
         lines.removeAll(keepingCapacity: true)
         moves.removeAll(keepingCapacity: true)
+        tags.removeAll()
         oldest = nil
     }
 }

@@ -1,6 +1,7 @@
 import CourierConfig
 import CourierPosix
 import CourierSpool
+import CourierSupport
 import CourierTransport
 
 /// What one attempt means for one item of a request.
@@ -10,18 +11,25 @@ struct ItemVerdict {
     /// The server refused the item's version (a batch result `CONFLICT`).
     let conflict: Bool
     let detail: String
+    /// What a batch server said of the item.
+    var result: BatchBody.Result?
 }
 
 /// A batch result's `status`, as the wire format spells it.
 enum BatchItemStatus: Equatable {
     case ok
     case conflict
+    /// The server refused the item itself (`ERROR`, and the reference
+    /// sink's older `INVALID`): sending the same bytes again gets the same
+    /// answer, as with a 4xx.
+    case refused(String)
     case other(String)
 
     init(_ text: String) {
         switch text {
         case "OK": self = .ok
         case "CONFLICT": self = .conflict
+        case "ERROR", "INVALID": self = .refused(text)
         default: self = .other(text)
         }
     }
@@ -30,17 +38,24 @@ enum BatchItemStatus: Equatable {
 /// Settling: a finished request's answer becomes each item's fate (sent,
 /// retried, needs attention — qmail's K, Z and D), its ledger line, and
 /// the move the group commit will make. Foreground rounds retry on the
-/// backoff schedule (or a longer Retry-After); background rounds never do.
+/// backoff schedule (batches: `BatchBackoff`), or after a longer
+/// Retry-After; background rounds never do.
 struct Settler {
     let round: RoundID
     let mode: RoundMode
     let backoff: [Duration]
+    /// Batch results are redacted value by value, before each is cut short.
+    let redactor: Redactor
+    /// Where in its range a batch retry's wait falls: 0…1.
+    let jitter: () -> Double
 
     struct Settled {
         var lines: [LedgerLine] = []
         var moves: [(EntryName, SpoolState)] = []
         var retry: [DeliveryItem] = []
         var retryDelay: Duration = .zero
+        /// Etags the server gave for the entities of delivered items.
+        var tags: [EntityTagUpdate] = []
         /// A batch that timed out halves the subscriber's batch size.
         var halvedBatchSize: Int?
     }
@@ -57,16 +72,18 @@ struct Settler {
         let verdicts: [ItemVerdict]
         if subscriber.mode == .batch {
             if response.error?.isTimeout == true {
-                let size = max(1, batchSize / 2)
+                let size = BatchSizes.halved(batchSize)
                 settled.halvedBatchSize = size
-                detail = "batch of \(request.items.count) timed out; batch size now \(size) for this round: " + detail
+                detail = "batch of \(request.items.count) timed out; batch size now \(size): " + detail
             }
-            verdicts = Self.batchVerdicts(request, outcome: outcome, response: response, detail: detail)
+            verdicts = Self.batchVerdicts(
+                request, outcome: outcome, response: response, detail: detail, redactor: redactor)
             summary.batches[subscriber.name.value, default: BatchTally()].items += request.items.count
         } else {
             verdicts = [ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail)]
         }
         var tally = summary.subscribers[subscriber.name.value, default: SubscriberTally()]
+        let step = retryStep(request)
         for verdict in verdicts {
             var line = LedgerLine(
                 time: now, round: round.value, subscriber: subscriber.name.value,
@@ -75,12 +92,13 @@ struct Settler {
             switch verdict.outcome {
             case .delivered:
                 settled.moves.append((verdict.item.entry, .sent))
+                if let tag = keptTag(verdict, now: now) { settled.tags.append(tag) }
                 tally.sent += 1
                 summary.sent += 1
             case .retryLater(_, let after) where mode == .foreground && request.attempt <= backoff.count:
                 line.event = .retry
                 settled.retry.append(verdict.item)
-                settled.retryDelay = max(settled.retryDelay, max(backoff[request.attempt - 1], after ?? .zero))
+                settled.retryDelay = max(settled.retryDelay, max(step, after ?? .zero))
                 tally.retries += 1
                 summary.retries += 1
             case .retryLater(let reason, _), .needsAttention(let reason):
@@ -100,12 +118,22 @@ struct Settler {
         return settled
     }
 
+    /// The wait before this request's next attempt, Retry-After aside: the
+    /// attempt's `backoff` step, or for a batch the jittered exponential
+    /// wait (drawn once per request, so its items go out together again).
+    func retryStep(_ request: PendingRequest) -> Duration {
+        guard mode == .foreground, request.attempt <= backoff.count else { return .zero }
+        guard request.subscriber.mode == .batch else { return backoff[request.attempt - 1] }
+        return BatchBackoff.delay(attempt: request.attempt, base: backoff[0], jitter: jitter())
+    }
+
     /// Each item's fate in a batch: the HTTP answer decides for all when it
     /// is not 2xx; otherwise its entry in `results[]` does (`OK` sent,
-    /// `CONFLICT` needs attention, anything else or nothing: retried by the
-    /// round's rules). An atomic batch is one outcome for all.
+    /// `CONFLICT` and `ERROR` need attention, anything else or nothing:
+    /// retried by the round's rules). An atomic batch is one outcome for all.
     static func batchVerdicts(
-        _ request: PendingRequest, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String
+        _ request: PendingRequest, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String,
+        redactor: Redactor
     ) -> [ItemVerdict] {
         guard case .delivered = outcome else {
             return request.items.map { ItemVerdict(item: $0, outcome: outcome, conflict: false, detail: detail) }
@@ -122,18 +150,17 @@ struct Settler {
                 let missing = DeliveryOutcome.retryLater(reason: "item missing from results[]", after: nil)
                 return ItemVerdict(item: item, outcome: missing, conflict: false, detail: "missing from results[]")
             }
+            let said = result.ledgerDetail(redactor: redactor)
+            let outcome: DeliveryOutcome
             switch BatchItemStatus(result.status) {
-            case .ok:
-                return ItemVerdict(
-                    item: item, outcome: .delivered(status: response.status), conflict: false, detail: result.text)
-            case .conflict:
-                return ItemVerdict(
-                    item: item, outcome: .needsAttention(reason: "CONFLICT"), conflict: true, detail: result.text)
-            case .other(let status):
-                return ItemVerdict(
-                    item: item, outcome: .retryLater(reason: "item status \(status)", after: nil), conflict: false,
-                    detail: result.text)
+            case .ok: outcome = .delivered(status: response.status)
+            case .conflict: outcome = .needsAttention(reason: "CONFLICT")
+            case .refused(let status): outcome = .needsAttention(reason: status)
+            case .other(let status): outcome = .retryLater(reason: "item status \(status)", after: nil)
             }
+            return ItemVerdict(
+                item: item, outcome: outcome, conflict: BatchItemStatus(result.status) == .conflict, detail: said,
+                result: result)
         }
         guard request.subscriber.batch.atomic else { return perItem }
         let allDelivered = perItem.allSatisfy { if case .delivered = $0.outcome { true } else { false } }
@@ -144,7 +171,23 @@ struct Settler {
             : anyConflict
                 ? .needsAttention(reason: "CONFLICT (atomic batch: nothing was applied)")
                 : .retryLater(reason: "atomic batch not applied", after: nil)
-        return perItem.map { ItemVerdict(item: $0.item, outcome: combined, conflict: anyConflict, detail: $0.detail) }
+        return perItem.map {
+            ItemVerdict(item: $0.item, outcome: combined, conflict: anyConflict, detail: $0.detail, result: $0.result)
+        }
+    }
+
+    /// The etag to keep for a delivered item's entity: one the server gave,
+    /// that a record can name and courier can send back as `If-Match`.
+    /// One that holds a secret is not kept anywhere (the ledger shows it
+    /// redacted): state files are redacted like the ledger.
+    func keptTag(_ verdict: ItemVerdict, now: Timestamp) -> EntityTagUpdate? {
+        guard let result = verdict.result, let etag = result.etag, EntityTag.isKeepable(etag),
+            redactor.redact(etag) == etag, let entity = OptimisticConcurrency.entity(of: verdict.item.body)
+        else { return nil }
+        let serverID = result.serverID.map { DetailFields.cut(redactor.redact($0), to: EntityTag.maximumLength) }
+        return EntityTagUpdate(
+            subscriber: verdict.item.entry.subscriber, entity: entity,
+            tag: EntityTag(etag: etag, serverID: serverID, key: verdict.item.entry.key.description, time: now))
     }
 
     /// The ledger's ninth column: the answer's first bytes, or the error.

@@ -139,7 +139,8 @@ struct SinkStore {
 
     enum Verdict: Equatable {
         case stored(etag: String)
-        case duplicate
+        /// The same key and body again; the entity's current ETag, if any.
+        case duplicate(etag: String?)
         case conflict
         case preconditionFailed(current: String?)
 
@@ -165,14 +166,12 @@ struct SinkStore {
         -> Verdict
     {
         let name = FileName("\(key).json")
+        let recordID = Self.entity(of: body)
         if let existing = try new.status(of: name), Timestamp.now() - existing.modified < Sink.keyLifetime {
             let stored = try new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
-            return stored == body ? .duplicate : .conflict
+            guard stored == body else { return .conflict }
+            return .duplicate(etag: try recordID.flatMap { id throws(SystemError) in try currentETag(of: id) })
         }
-        // The version a record has is kept under the record it updates
-        // (`updates`), or its own id.
-        let recordID = (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
-            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
         if let ifMatch {
             let current = try recordID.flatMap { id throws(SystemError) in try currentETag(of: id) }
             let offered = ifMatch.split(separator: ",").map { Self.bareTag(String($0)) }
@@ -185,6 +184,13 @@ struct SinkStore {
         try write(body, as: name, into: new)
         if let recordID { try write(Array(etag.utf8), as: FileName(recordID.value), into: etags) }
         return .stored(etag: etag)
+    }
+
+    /// The version a record has is kept under the record it updates
+    /// (`updates`), or its own id.
+    static func entity(of body: [UInt8]) -> RecordID? {
+        (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
+            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
     }
 
     func currentETag(of id: RecordID) throws(SystemError) -> String? {

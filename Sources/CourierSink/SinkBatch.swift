@@ -4,9 +4,12 @@ import CourierSpool
 import Foundation
 
 extension Sink {
-    /// `POST /transactions/batch`: each item is stored like a single record;
-    /// `results[]` says `OK` (stored or a repeat), `CONFLICT` (the key was
-    /// used with another body, or `if_match` failed) or `INVALID`. With
+    /// `POST /transactions/batch`: each item is stored like a single record,
+    /// and `results[]` answers in the shape of the sync architecture: `OK`
+    /// (stored or a repeat) with `server_id` (the entity's id here, `sink-`
+    /// and the record it names) and its current `etag`; `CONFLICT` (the key
+    /// was used with another body, or `if_match` failed, then with
+    /// `current_etag`) or `ERROR` (not an item), each with a `message`. With
     /// `?atomic=true` nothing is stored unless every item would be `OK`, and
     /// the others are reported `ABORTED`.
     func batch(_ request: HTTPRequest, body: [UInt8]) -> HTTPResponse {
@@ -16,8 +19,8 @@ extension Sink {
         let atomic = request.target.contains("atomic=true")
         let items = JSONSplice.arrayElements(list)
         do {
-            let results = try store.withLock { store throws(SystemError) -> [(String, String)] in
-                var verdicts: [(key: String, status: String)] = []
+            let results = try store.withLock { store throws(SystemError) -> [ItemResult] in
+                var verdicts: [ItemResult] = []
                 var parsed: [(DeliveryKey, [UInt8], String?)?] = []
                 for item in items {
                     let keyText =
@@ -25,39 +28,81 @@ extension Sink {
                     guard let key = DeliveryKey(keyText), let payload = JSONSplice.value(of: "payload", in: item),
                         payload.first == UInt8(ascii: "{")
                     else {
-                        verdicts.append((keyText, "INVALID"))
+                        verdicts.append(.refused(keyText))
                         parsed.append(nil)
                         continue
                     }
                     let ifMatch = JSONSplice.value(of: "if_match", in: item).flatMap(JSONValidator.decodeString)
                     let verdict = try store.keep(payload, key: key, ifMatch: ifMatch, commit: !atomic)
-                    verdicts.append((keyText, Self.status(verdict)))
+                    verdicts.append(ItemResult(key: keyText, verdict: verdict, entity: SinkStore.entity(of: payload)))
                     parsed.append((key, payload, ifMatch))
                 }
                 guard atomic else { return verdicts }
                 guard verdicts.allSatisfy({ $0.status == "OK" }) else {
-                    return verdicts.map { ($0.key, $0.status == "OK" ? "ABORTED" : $0.status) }
+                    return verdicts.map { $0.status == "OK" ? .aborted($0.key) : $0 }
                 }
                 for case (let key, let payload, let ifMatch)? in parsed {
                     _ = try store.keep(payload, key: key, ifMatch: ifMatch, commit: true)
                 }
                 return verdicts
             }
-            for (key, status) in results { note(key, status == "OK" ? 200 : 409) }
-            let entries = results.map { key, status in
-                #"{"idempotency_key":"# + String(decoding: JSONValidator.encodeString(key), as: UTF8.self)
-                    + #","status":"\#(status)"}"#
-            }
-            return .json(200, #"{"results":[\#(entries.joined(separator: ","))]}"#)
+            for result in results { note(result.key, result.status == "OK" ? 200 : 409) }
+            return .json(200, #"{"results":[\#(results.map(\.json).joined(separator: ","))]}"#)
         } catch {
             return .json(503, #"{"error":"unable to store: \#(error)"}"#)
         }
     }
 
-    static func status(_ verdict: SinkStore.Verdict) -> String {
-        switch verdict {
-        case .stored, .duplicate: return "OK"
-        case .conflict, .preconditionFailed: return "CONFLICT"
+    /// One entry of `results[]`.
+    struct ItemResult {
+        let key: String
+        let status: String
+        var fields: [(name: String, value: String)] = []
+
+        init(key: String, status: String, fields: [(name: String, value: String)] = []) {
+            self.key = key
+            self.status = status
+            self.fields = fields
+        }
+
+        init(key: String, verdict: SinkStore.Verdict, entity: RecordID?) {
+            switch verdict {
+            case .stored(let etag), .duplicate(let etag?):
+                self.init(key: key, status: "OK", fields: [("etag", etag)])
+                if let entity { fields.insert(("server_id", "sink-\(entity)"), at: 0) }
+            case .duplicate(nil):
+                self.init(key: key, status: "OK", fields: entity.map { [("server_id", "sink-\($0)")] } ?? [])
+            case .conflict:
+                self.init(
+                    key: key, status: "CONFLICT",
+                    fields: [("message", "Idempotency-Key \(key) was used before with a different body")])
+            case .preconditionFailed(let current):
+                self.init(
+                    key: key, status: "CONFLICT",
+                    fields: [("message", "if_match does not match the current version")]
+                        + (current.map { [("current_etag", $0)] } ?? []))
+            }
+        }
+
+        static func refused(_ key: String) -> ItemResult {
+            ItemResult(
+                key: key, status: "ERROR",
+                fields: [("message", "an item needs an idempotency_key and a JSON object payload")])
+        }
+
+        static func aborted(_ key: String) -> ItemResult {
+            ItemResult(
+                key: key, status: "ABORTED", fields: [("message", "atomic batch: another item was not OK")])
+        }
+
+        var json: String {
+            let members = [("idempotency_key", key), ("status", status)] + fields
+            return "{"
+                + members.map {
+                    String(
+                        decoding: JSONValidator.encodeString($0.0) + [UInt8(ascii: ":")]
+                            + JSONValidator.encodeString($0.1), as: UTF8.self)
+                }.joined(separator: ",") + "}"
         }
     }
 }

@@ -146,10 +146,11 @@ public final class Spool {
     }
 
     /// The first half of the maildir way: the bytes written under `tmp/` and
-    /// fsynced, under a unique name that is returned for the rename.
-    public func stageFile(_ bytes: [UInt8], for name: FileName) throws(SpoolError) -> FileName {
+    /// fsynced (without `syncData`, the caller syncs them with others),
+    /// under a unique name that is returned for the rename.
+    public func stageFile(_ bytes: [UInt8], for name: FileName, syncData: Bool = true) throws(SpoolError) -> FileName {
         let staged = stagingNames.next(for: name)
-        do { try tmp.stage(bytes, as: staged, faults: faults) } catch { throw SpoolError(error) }
+        do { try tmp.stage(bytes, as: staged, syncData: syncData, faults: faults) } catch { throw SpoolError(error) }
         return staged
     }
 

@@ -1,4 +1,6 @@
 import CourierRecords
+import CourierSpool
+import CourierSupport
 
 /// The batch wire format of docs/design.md §8:
 /// `{"items":[{"idempotency_key","op","entity","client_id","payload"}],"device":{"id","app_version"}}`
@@ -34,11 +36,53 @@ package enum BatchBody {
     /// `max-batch-bytes` planning.
     package static let overheadPerItem = 160
 
-    /// One entry of `results[]`.
+    /// One entry of `results[]`, in the shape of the offline-first sync
+    /// architecture: `{"idempotency_key","status","server_id","etag"}` for
+    /// `OK`, `{…,"status":"CONFLICT","message","current_etag"}`,
+    /// `{…,"status":"ERROR","message"}`. Every field but the status is
+    /// optional; an id or a tag may be a string or a number.
     package struct Result {
         package let status: String
-        /// The entry's own JSON, for the ledger.
+        package var serverID: String?
+        package var etag: String?
+        /// The version the server holds, when it refused the one sent.
+        package var currentETag: String?
+        /// The server's words (`message`, else `error`).
+        package var message: String?
+        /// The entry's own JSON, for the ledger when it says nothing else
+        /// courier knows how to read.
         package let text: String
+
+        package init(status: String, text: String) {
+            self.status = status
+            self.text = text
+        }
+
+        /// The members courier reads; anything else is shown as the raw text.
+        static let known: Set<String> = [
+            "idempotency_key", "status", "server_id", "etag", "current_etag", "message", "error",
+        ]
+
+        /// The ledger's detail: `status=OK server_id=srv-123 etag=v2`,
+        /// `status=CONFLICT current_etag=v5 message="version mismatch"`
+        /// (docs/design.md §8), redacted and bounded value by value.
+        package func ledgerDetail(redactor: Redactor) -> String {
+            var fields = [(name: "status", value: status)]
+            if let serverID { fields.append(("server_id", serverID)) }
+            if let etag { fields.append(("etag", etag)) }
+            if let currentETag { fields.append(("current_etag", currentETag)) }
+            return DetailFields.format(fields, message: message ?? extra, redactor: redactor)
+        }
+
+        /// Without a message, members courier does not know are kept as the
+        /// entry's text, so nothing the server said is lost.
+        private var extra: String? {
+            let bytes = Array(text.utf8)
+            guard let object = JSONSplice.object(at: 0, in: bytes),
+                object.members.contains(where: { !Self.known.contains(String(decoding: $0.name, as: UTF8.self)) })
+            else { return nil }
+            return text
+        }
     }
 
     /// `results[]` by idempotency key; nil when the answer has no such list.
@@ -46,22 +90,41 @@ package enum BatchBody {
         guard let list = JSONSplice.value(of: "results", in: answer), list.first == UInt8(ascii: "[") else {
             return nil
         }
-        // Wrap the array so the object scanner can walk it as values.
         var found: [String: Result] = [:]
         for element in JSONSplice.arrayElements(list) {
             guard let key = JSONSplice.value(of: "idempotency_key", in: element).flatMap(JSONValidator.decodeString),
                 let status = JSONSplice.value(of: "status", in: element).flatMap(JSONValidator.decodeString)
             else { continue }
-            found[key] = Result(status: status, text: String(decoding: element, as: UTF8.self))
+            var result = Result(status: status, text: String(decoding: element, as: UTF8.self))
+            result.serverID = scalar("server_id", in: element)
+            result.etag = scalar("etag", in: element)
+            result.currentETag = scalar("current_etag", in: element)
+            result.message = scalar("message", in: element) ?? scalar("error", in: element)
+            found[key] = result
         }
         return found
     }
 
+    /// A member that is a string, or a number as written; nil for anything
+    /// else (null, an object, a list).
+    private static func scalar(_ name: String, in element: [UInt8]) -> String? {
+        guard let value = JSONSplice.value(of: name, in: element), let first = value.first else { return nil }
+        if first == UInt8(ascii: "\"") { return JSONValidator.decodeString(value) }
+        guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return nil }
+        return String(decoding: value, as: UTF8.self)
+    }
 }
 
 /// `"op": "UPDATE"` with an `etag` (or `version`) asks for optimistic
 /// concurrency: the request carries `If-Match`, and 409/412 need attention.
 package enum OptimisticConcurrency {
+    /// The entity a record writes: the one it `updates`, else itself. The
+    /// etag a server gives for it is kept under this id (`EntityTagStore`).
+    package static func entity(of record: [UInt8]) -> RecordID? {
+        (JSONSplice.value(of: "updates", in: record) ?? JSONSplice.value(of: "id", in: record))
+            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
+    }
+
     package static func ifMatch(for record: [UInt8]) -> String? {
         // Most records are not updates: a byte search spares the scan.
         guard contains(record, #""UPDATE""#) else { return nil }

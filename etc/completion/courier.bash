@@ -62,7 +62,7 @@ _courier() {
 
     case $command in
         "")
-            _courier_offer "init enqueue run send-now status list why ack resend delete copy backfill prune log check catalog sink demo help version completions"
+            _courier_offer "init enqueue run send-now status list why etag ack resend delete copy backfill prune log check catalog sink demo help version completions"
             ;;
         init)
             [[ -n $ended ]] || _courier_offer ""
@@ -96,6 +96,12 @@ _courier() {
             else
                 COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute)" -- "$cur"))
             fi
+            ;;
+        etag)
+            case $prev in
+                --subscriber) return ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--subscriber --json"
             ;;
         ack)
             case $prev in
@@ -216,7 +222,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer ""
             else
-                COMPREPLY=($(compgen -W "init enqueue run send-now status list why ack resend delete copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
+                COMPREPLY=($(compgen -W "init enqueue run send-now status list why etag ack resend delete copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
             fi
             ;;
         version)

@@ -8,8 +8,9 @@ enum PruneCommand {
         "prune", summary: "remove ledger days, sent/ entries and tmp/ leftovers past their time",
         usage: "[--retention DURATION] [--dry-run]",
         details: """
-            Retention is --retention, else the configuration's, else 183d; tmp/ leftovers go
-            after 36h. Never touches failed/ or needsAttention/.
+            Retention is --retention, else the configuration's, else 183d; kept etags
+            (.courier/etags/) no answer renewed go with it too; tmp/ leftovers go after 36h.
+            Never touches failed/ or needsAttention/.
             """,
         options: [
             .value("--retention", "DURATION", "keep this long (183d, 12h…) instead of the configuration's"),
@@ -46,12 +47,14 @@ enum PruneCommand {
         for name in report.sentEntries { invocation.output.line("\(verb) sent/\(name)") }
         for name in report.failedEntries { invocation.output.line("\(verb) failed/\(name)") }
         for name in report.temporaryLeftovers { invocation.output.line("\(verb) tmp/\(name)") }
+        for name in report.entityTags { invocation.output.line("\(verb) .courier/etags/\(name)") }
         invocation.output.line(
             "\(verb) \(report.ledgerFiles.count) ledger files, \(report.sentEntries.count) sent entries, "
                 + (keepFailed.map {
                     "\(report.failedEntries.count) failed entries (failed-retention \(Units.describe($0))), "
                 }
                     ?? "")
-                + "\(report.temporaryLeftovers.count) tmp leftovers (retention \(Units.describe(keep)))")
+                + "\(report.temporaryLeftovers.count) tmp leftovers, \(report.entityTags.count) etags "
+                + "(retention \(Units.describe(keep)))")
     }
 }

@@ -5,6 +5,10 @@ import CourierSpool
 enum WhyCommand {
     static let command = Command(
         "why", summary: "the item's ledger history, where it is now, and why", usage: "ENTRY",
+        details: """
+            For a batch item it also shows what the server said of it (status, server_id,
+            etag, current_etag, message) and the etag kept for the entity its record writes.
+            """,
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier why w-2026-11-30-0700",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
@@ -24,6 +28,7 @@ enum WhyCommand {
             invocation.output.line(
                 Explanation.explain(item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }))
             )
+            for note in Explanation.serverNotes(for: item, history: lines, in: spool) { invocation.output.line(note) }
             if lines.isEmpty {
                 invocation.output.line("no ledger lines (pruned, or moved in by hand)")
             } else {

@@ -1,0 +1,70 @@
+import CourierSpool
+import Foundation
+
+/// `courier etag ID [--subscriber NAME] [--json]`: the last etag a batch
+/// subscriber's server gave for entity ID, for the script that writes the
+/// next `UPDATE` of it (docs/design.md §8).
+enum EtagCommand {
+    static let command = Command(
+        "etag", summary: "the etag a batch server last gave for entity ID, for its next UPDATE",
+        usage: "ID [--subscriber NAME] [--json]",
+        details: """
+            ID is a record's id, or what an update names in `updates`. Prints the etag alone,
+            for `etag=$(courier etag ID)`; exits 65 when none is kept, or when several
+            subscribers gave one and --subscriber names none.
+            """,
+        options: [
+            .value("--subscriber", "NAME", "the etag this subscriber's server gave"),
+            .flag("--json", "one object per subscriber: subscriber, entity, etag, server_id, key, time"),
+        ],
+        example: "courier etag order-7 --subscriber outbox",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let json = arguments.flag("--json")
+        let subscriberText = try arguments.option("--subscriber")
+        let rest = try arguments.positionals()
+        guard rest.count == 1, let text = rest.first else { throw .usage("etag \(command.usage)") }
+        guard let entity = RecordID(text) else { throw .usage("\(text) is not a record id") }
+        var subscriber: SubscriberName?
+        if let subscriberText {
+            guard let name = SubscriberName(subscriberText) else {
+                throw .usage("\(subscriberText) is not a subscriber name")
+            }
+            subscriber = name
+        }
+        let store = EntityTagStore(spool: try invocation.openSpool())
+        var found: [(subscriber: SubscriberName, tag: EntityTag)]
+        do {
+            found = try store.tags(of: entity)
+        } catch {
+            throw .spool(error)
+        }
+        if let subscriber { found = found.filter { $0.subscriber == subscriber } }
+        guard !found.isEmpty else {
+            throw .data(
+                "no etag kept for \(entity)\(subscriber.map { " from \($0)" } ?? ""): no batch answer gave one yet, "
+                    + "or it was pruned (`courier why \(entity)` shows its history)")
+        }
+        if json {
+            for (name, tag) in found {
+                var object: [String: String] = [
+                    "subscriber": name.value, "entity": entity.value, "etag": tag.etag, "key": tag.key,
+                    "time": tag.time,
+                ]
+                object["server_id"] = tag.serverID
+                guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+                    continue
+                }
+                invocation.output.line(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        guard found.count == 1, let only = found.first else {
+            throw .data(
+                "\(entity) has etags from \(found.map(\.subscriber.value).joined(separator: ", ")); "
+                    + "name one with --subscriber")
+        }
+        invocation.output.line(only.tag.etag)
+    }
+}

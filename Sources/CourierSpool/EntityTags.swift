@@ -1,0 +1,178 @@
+import CourierPosix
+import Foundation
+import Glibc
+
+/// The last etag a subscriber's server gave for one entity, with the
+/// server's id for it: what a later `UPDATE` of the entity names as its
+/// `etag` (docs/design.md §8).
+public struct EntityTag: Codable, Sendable, Equatable {
+    public var etag: String
+    public var serverID: String?
+    /// The item whose answer carried it.
+    public var key: String
+    /// When courier was given it, RFC 3339.
+    public var time: String
+
+    enum CodingKeys: String, CodingKey {
+        case etag
+        case serverID = "server_id"
+        case key, time
+    }
+
+    public init(etag: String, serverID: String?, key: String, time: Timestamp) {
+        self.etag = etag
+        self.serverID = serverID
+        self.key = key
+        self.time = time.rfc3339
+    }
+
+    /// A longer etag is not kept: it could not be a header a server takes.
+    public static let maximumLength = 256
+
+    /// An etag a person can copy into a record and courier can send as
+    /// `If-Match`: 1–256 bytes, no control byte.
+    public static func isKeepable(_ etag: String) -> Bool {
+        !etag.isEmpty && etag.utf8.count <= maximumLength && !etag.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+}
+
+/// An etag to keep: for which entity, from which subscriber.
+public struct EntityTagUpdate: Sendable {
+    public let subscriber: SubscriberName
+    public let entity: RecordID
+    public let tag: EntityTag
+
+    public init(subscriber: SubscriberName, entity: RecordID, tag: EntityTag) {
+        self.subscriber = subscriber
+        self.entity = entity
+        self.tag = tag
+    }
+}
+
+/// `.courier/etags/SUB/ENTITY`: one small JSON file per entity and
+/// subscriber, replaced the maildir way each time the server gives a new
+/// etag. A file per entity, so that `courier etag` reads one file rather
+/// than the ledger, and prune ages out entities untouched for the
+/// retention like `sent/` entries.
+public final class EntityTagStore {
+    public static let folderName = FileName("etags")
+    private let spool: Spool
+    private var folders: [SubscriberName: DirectoryHandle] = [:]
+
+    public init(spool: Spool) { self.spool = spool }
+
+    /// Keeps the tags, the last one per entity and subscriber winning.
+    /// Their data is synced once for all (one syncfs, as intake does), then
+    /// each is renamed into place, then each folder is synced once.
+    public func keep(_ tags: [EntityTagUpdate]) throws(SpoolError) {
+        guard !tags.isEmpty else { return }
+        var latest: [String: EntityTagUpdate] = [:]
+        var order: [String] = []
+        for update in tags {
+            let id = update.subscriber.value + "/" + update.entity.value
+            if latest[id] == nil { order.append(id) }
+            latest[id] = update
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var staged: [(temporary: FileName, folder: DirectoryHandle, name: FileName)] = []
+        var published = 0
+        do throws(SpoolError) {
+            for id in order {
+                guard let update = latest[id], let data = try? encoder.encode(update.tag) else { continue }
+                let folder = try makeFolder(for: update.subscriber)
+                let name = FileName(update.entity.value)
+                let bytes = Array(data) + [0x0A]
+                staged.append((try spool.stageFile(bytes, for: name, syncData: order.count == 1), folder, name))
+            }
+            do throws(SystemError) {
+                // One file was fsynced as it was staged; more share one syncfs.
+                if order.count > 1 && !staged.isEmpty { try spool.tmp.syncFileSystem() }
+                var touched: [DirectoryHandle] = []
+                for (temporary, folder, name) in staged {
+                    try spool.tmp.publish(temporary, to: folder, as: name, syncDirectory: false, faults: spool.faults)
+                    published += 1
+                    if !touched.contains(where: { $0 === folder }) { touched.append(folder) }
+                }
+                for folder in touched {
+                    try spool.faults?.check(.sync, path: folder.displayPath)
+                    try folder.sync()
+                }
+            } catch {
+                throw SpoolError(error)
+            }
+        } catch {
+            // Best effort, as in `stage`: what was staged and not published
+            // goes, so a failed commit leaves no orphans in tmp/ (prune
+            // would take a missed one after 36 h).
+            for (temporary, _, _) in staged.dropFirst(published) { try? spool.tmp.remove(temporary) }
+            throw error
+        }
+    }
+
+    /// The tag kept for `entity` from `subscriber`; nil when none is (or
+    /// its file was edited into something else).
+    public func tag(of entity: RecordID, from subscriber: SubscriberName) throws(SpoolError) -> EntityTag? {
+        guard let folder = try folder(for: subscriber, creating: false) else { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = try folder.openFile(FileName(entity.value), flags: O_RDONLY).read(upTo: 64 << 10)
+        } catch let error where error.errno == .noSuchFile {
+            return nil
+        } catch {
+            throw SpoolError(error)
+        }
+        return try? JSONDecoder().decode(EntityTag.self, from: Data(bytes))
+    }
+
+    /// Every subscriber's tag for `entity`, by subscriber name.
+    public func tags(of entity: RecordID) throws(SpoolError) -> [(subscriber: SubscriberName, tag: EntityTag)] {
+        var found: [(subscriber: SubscriberName, tag: EntityTag)] = []
+        for subscriber in try subscribers() {
+            if let tag = try tag(of: entity, from: subscriber) { found.append((subscriber, tag)) }
+        }
+        return found
+    }
+
+    /// The subscribers that have a folder of tags.
+    public func subscribers() throws(SpoolError) -> [SubscriberName] {
+        guard let root = try root(creating: false) else { return [] }
+        do { return try root.sortedNames().compactMap { $0.string.flatMap(SubscriberName.init) } } catch {
+            throw SpoolError(error)
+        }
+    }
+
+    /// `etags/SUB/`, made (and its parent synced) on first use; nil when
+    /// it does not exist and `creating` is false.
+    public func folder(for subscriber: SubscriberName, creating: Bool) throws(SpoolError) -> DirectoryHandle? {
+        if let open = folders[subscriber] { return open }
+        guard let root = try root(creating: creating) else { return nil }
+        let folder = try Self.open(FileName(subscriber.value), in: root, creating: creating)
+        folders[subscriber] = folder
+        return folder
+    }
+
+    private func makeFolder(for subscriber: SubscriberName) throws(SpoolError) -> DirectoryHandle {
+        guard let folder = try folder(for: subscriber, creating: true) else {
+            throw .operation("open", path: spool.control.displayPath(of: Self.folderName), .noSuchFile)
+        }
+        return folder
+    }
+
+    private func root(creating: Bool) throws(SpoolError) -> DirectoryHandle? {
+        try Self.open(Self.folderName, in: spool.control, creating: creating)
+    }
+
+    private static func open(_ name: FileName, in parent: DirectoryHandle, creating: Bool) throws(SpoolError)
+        -> DirectoryHandle?
+    {
+        do {
+            if creating, try parent.makeDirectory(name, mode: 0o750) { try parent.sync() }
+            return try parent.openDirectory(name)
+        } catch let error where error.errno == .noSuchFile && !creating {
+            return nil
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+}
