@@ -219,7 +219,7 @@ import Testing
         #expect(
             deleted.map(\.key) == ["f-1"] && deleted.first?.subscriber == "alpha" && deleted.first?.round == "prune")
 
-        let unset = try Pruner(
+        let unset = Pruner(
             spool: spool.spool, retention: keepAYear, now: later + .seconds(999 * day), dryRun: false)
         #expect(try unset.run().failedEntries.isEmpty)
     }
