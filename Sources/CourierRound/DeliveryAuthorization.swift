@@ -90,8 +90,9 @@ final class DeliveryAuthorization {
         var texts: [String: String] = [:]
         for (name, failure) in failures {
             let left = leftQueued[name, default: 0]
+            let entries = left == 1 ? "1 entry" : "\(left) entries"
             texts[name.value] =
-                failure.description + (left > 0 ? "; \(left) entries left in queued/ for the next round" : "")
+                failure.description + (left > 0 ? "; \(entries) left in queued/ for the next round" : "")
         }
         return texts
     }

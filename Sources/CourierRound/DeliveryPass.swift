@@ -197,7 +197,8 @@ final class DeliveryPass {
             bearer = token
             request.tokenGeneration = generation
         case .unavailable(let error):
-            // Already claimed (a retry): it needs attention, with the reason.
+            // Already claimed (a retry, or sent again after a 401): it needs
+            // attention, with the reason.
             setAside(request.items.map(\.entry), subscriber: subscriber, reason: error.description)
             return
         }

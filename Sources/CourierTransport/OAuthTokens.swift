@@ -46,6 +46,10 @@ package final class OAuthTokens {
             return adopt(kept, for: owner)
         }
         let fetched = try OAuthTokenRequest.perform(client, options: options, redactor: redactor, now: now)
+        log(
+            .info,
+            "\(owner): new OAuth token from \(Redactor.displayURL(client.tokenURL)), good until \(fetched.expires.rfc3339)"
+        )
         refused.remove(owner)
         do { try cache.save(fetched) } catch {
             // The token is good for this process all the same; the next
