@@ -263,7 +263,10 @@ import Testing
         let expected = "warning: [subscriber beta] token-file \(directory.path)/beta.token: the JWT in it expires at "
         #expect(check.output.contains(expected))
         #expect(check.output.contains("(in 2 days); replace it before then"))
-        #expect(check.output.contains("warning: [catalog old] token-file \(directory.path)/old.token: the JWT in it expired at 2011-03-22T18:43:00"))
+        #expect(
+            check.output.contains(
+                "warning: [catalog old] token-file \(directory.path)/old.token: the JWT in it expired at 2011-03-22T18:43:00"
+            ))
         #expect(!check.output.contains("opaque.token"))
         let status = try binary.run(["--config", config, "status"])
         #expect(status.output.contains(expected))
