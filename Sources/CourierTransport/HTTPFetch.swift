@@ -44,9 +44,16 @@ package struct HTTPFetch {
     private func authorized(_ url: String, body: ([UInt8], HTTPHeaderField)?) throws(FetchError) -> Answer {
         guard let bearer else { return try attempt(url, body: body, extra: []) }
         let (field, generation) = try bearer.field()
-        let answer = try attempt(url, body: body, extra: [field])
-        guard answer.status == 401, let renewed = try bearer.renewed(after: generation) else { return answer }
-        return try attempt(url, body: body, extra: [renewed])
+        var answer = try attempt(url, body: body, extra: [field])
+        if answer.status == 401, let renewed = try bearer.renewed(after: generation) {
+            answer = try attempt(url, body: body, extra: [renewed])
+        }
+        // An error answer is only ever shown, kept in a state file or
+        // logged: one that echoes the token must not carry it there.
+        guard (200...299).contains(answer.status) else {
+            return Answer(status: answer.status, body: bearer.redact(answer.body))
+        }
+        return answer
     }
 
     private func attempt(_ url: String, body: ([UInt8], HTTPHeaderField)?, extra: [HTTPHeaderField])

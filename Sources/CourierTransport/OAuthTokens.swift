@@ -123,6 +123,8 @@ package final class OAuthBearer {
     let client: OAuthClient
     let options: CurlOptions
     private var renewedOnce = false
+    /// The tokens sent so far, to take out of error answers.
+    private var sent = Redactor()
 
     package init(tokens: OAuthTokens, owner: OAuthOwner, client: OAuthClient, options: CurlOptions) {
         self.tokens = tokens
@@ -134,6 +136,7 @@ package final class OAuthBearer {
     func field() throws(FetchError) -> (HTTPHeaderField, generation: Int) {
         let token: (value: String, generation: Int)
         do { token = try tokens.token(for: owner, client: client, options: options) } catch { throw .token(error) }
+        sent.add(token.value)
         do {
             return (try HTTPHeaderField(name: "Authorization", value: "Bearer \(token.value)"), token.generation)
         } catch {
@@ -148,5 +151,10 @@ package final class OAuthBearer {
         renewedOnce = true
         tokens.refuse(owner, generation: generation)
         return try field().0
+    }
+
+    /// `body` with every token sent so far replaced by the redaction mark.
+    func redact(_ body: [UInt8]) -> [UInt8] {
+        Array(sent.redact(String(decoding: body, as: UTF8.self)).utf8)
     }
 }

@@ -228,3 +228,65 @@ import Testing
         #expect(server.resourceRequests.isEmpty)
     }
 }
+
+/// OAuth with batches and with catalogs whose server refuses every token.
+@Suite struct OAuthRefusalTests {
+    @Test("a batch answered 401 goes again whole, with a new token")
+    func aBatchGoesAgainWhole() throws {
+        let spool = try TemporarySpool()
+        let server = try OAuthTestServer(directory: spool.directory)
+        spool.companions.append(server)
+        var outbox = try TemporarySpool.subscriber("outbox", url: server.base + "/transactions/batch")
+        outbox.mode = .batch
+        outbox.batch = BatchSettings(size: 10)
+        outbox.oauth = OAuthClient(
+            tokenURL: server.tokenURL, clientID: OAuthTestServer.clientID, secret: OAuthTestServer.clientSecret)
+        spool.configuration.subscribers = [outbox]
+        try spool.dropRecord(id: "warm-up")
+        #expect(try spool.runRound().sent == 1)
+        server.revoke("2YotnFZFEjr1zCsicMWpAA")
+        for index in 0..<4 { try spool.dropRecord(id: "o-\(index)") }
+        let summary = try spool.runRound()
+
+        #expect(summary.sent == 4 && summary.retries == 4)
+        #expect(server.tokenRequests.count == 2)
+        let batches = server.resourceRequests.suffix(2)
+        #expect(
+            batches.map { $0.header("authorization") } == [
+                "Bearer 2YotnFZFEjr1zCsicMWpAA", "Bearer tGzv3JOkF0XG5Qx2TlKWIA",
+            ])
+        #expect(batches.map { BatchTests.keys(of: $0).count } == [4, 4])
+        try OAuthDeliveryTests.expectNoToken(in: spool, server)
+    }
+
+    @Test("a catalog whose server refuses every token fails once per sync, and no token is kept in its state or error")
+    func aCatalogRefusedEveryToken() throws {
+        let directory = TemporaryDirectory("oauth-catalog")
+        let catalogs = try CatalogTests.makeCatalog(in: directory, count: 3)
+        let server = try OAuthTestServer(directory: directory, catalogs: catalogs)
+        server.state.withLock { $0.refuseEveryToken = true }
+        let spool = try TemporarySpool()
+        var catalog = Catalog(
+            name: try TemporarySpool.subscriberName("products"), url: server.base + "/catalogs/products")
+        catalog.oauth = OAuthClient(
+            tokenURL: server.tokenURL, clientID: OAuthTestServer.clientID, secret: OAuthTestServer.clientSecret)
+        spool.configuration.catalogs = [catalog]
+        var message = ""
+        #expect {
+            _ = try CatalogSync(spool: spool.spool, configuration: spool.configuration, catalog: catalog).run(
+                full: false)
+        } throws: { error in
+            message = "\(error)"
+            return message.contains("answered HTTP 401")
+        }
+        #expect(server.tokenRequests.count == 2)
+        #expect(server.resourceRequests.count == 2)
+        #expect(message.contains("The access token [redacted] expired"))
+        let state = try String(contentsOfFile: spool.path + "/.courier/catalog-products.json", encoding: .utf8)
+        for token in server.issued {
+            #expect(!message.contains(token))
+            #expect(!state.contains(token))
+        }
+        try OAuthDeliveryTests.expectNoToken(in: spool, server)
+    }
+}
