@@ -30,7 +30,7 @@ public struct CatalogSyncReport: Sendable {
 
 public enum CatalogError: Error, Sendable, CustomStringConvertible {
     case http(catalog: String, url: String, status: Int, answer: String)
-    case transport(catalog: String, url: String, CurlError)
+    case transport(catalog: String, url: String, FetchError)
     case malformed(catalog: String, url: String, String)
     case spool(SpoolError)
 

@@ -56,7 +56,7 @@ public struct CatalogSync {
         do throws(CatalogError) {
             try store.replayJournal(state: &state)
             try begin(full: requested, state: &state, report: &report, store: store)
-            let fetch = try fetcher(session: report.session)
+            let fetch = try fetcher(session: report.session, ledger: ledger)
             while !state.complete {
                 let page = try fetchPage(
                     fetch, since: state.syncing ?? .beginning(catalog.cursor), cursor: state.cursor,
@@ -139,12 +139,13 @@ public struct CatalogSync {
         do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
     }
 
-    private func fetcher(session: RoundID) throws(CatalogError) -> HTTPFetch {
+    private func fetcher(session: RoundID, ledger: Ledger) throws(CatalogError) -> HTTPFetch {
         let fields: [HTTPHeaderField]
         do { fields = try headers(session: session) } catch {
             throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
         }
-        return HTTPFetch(options: CurlOptions(timeout: Self.timeout, caFile: catalog.caFile), headers: fields)
+        let options = CurlOptions(timeout: Self.timeout, caFile: catalog.caFile)
+        return HTTPFetch(options: options, headers: fields, bearer: bearer(options: options, ledger: ledger))
     }
 
     private func line(_ event: LedgerEvent, _ report: CatalogSyncReport, status: Int, detail: String) -> LedgerLine {

@@ -97,6 +97,8 @@ public struct Catalog: Sendable {
     public internal(set) var token: String?
     /// `ca-file`, as for subscribers: libcurl's CA file for `url` and `ack-url`.
     public let caFile: String?
+    /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
+    public var oauth: OAuthClient?
     public let line: Int
 
     public init(
@@ -150,6 +152,8 @@ public struct Subscriber: Sendable {
     public var batch = BatchSettings()
     /// `gzip = true`: bodies go out with `Content-Encoding: gzip`.
     public var gzip = false
+    /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
+    public var oauth: OAuthClient?
     public let line: Int
     /// Where `token-file` and `signing-secret-file` were given, for errors.
     var tokenFileLine = 0
@@ -228,13 +232,27 @@ public struct Configuration: Sendable {
         for subscriber in subscribers {
             if let token = subscriber.token { redactor.add(token) }
             redactor.addCredentials(of: subscriber.url)
+            if let oauth = subscriber.oauth { Self.add(oauth, to: &redactor) }
         }
         for catalog in catalogs {
             if let token = catalog.token { redactor.add(token) }
             redactor.addCredentials(of: catalog.url)
             if let ack = catalog.ackURL { redactor.addCredentials(of: ack) }
+            if let oauth = catalog.oauth { Self.add(oauth, to: &redactor) }
         }
         return redactor
+    }
+
+    /// An OAuth client's secret, as read and in the Basic credentials
+    /// made of it. The tokens it gets are added where they are used (the
+    /// round's and the sync's ledgers), as they arrive.
+    private static func add(_ oauth: OAuthClient, to redactor: inout Redactor) {
+        if let secret = oauth.secret {
+            redactor.add(secret)
+            redactor.add(FormEncoding.encode(secret))
+        }
+        if let basic = oauth.basicCredentials { redactor.add(basic) }
+        redactor.addCredentials(of: oauth.tokenURL)
     }
 
     public init(spool: String, subscribers: [Subscriber]) {

@@ -141,8 +141,10 @@ extension Configuration {
     public mutating func loadSecrets() throws(ConfigError) {
         let file = self.file ?? "configuration"
         for index in catalogs.indices {
-            guard let path = catalogs[index].tokenFile else { continue }
-            catalogs[index].token = try Self.readToken(path, file: file, line: catalogs[index].line)
+            if let path = catalogs[index].tokenFile {
+                catalogs[index].token = try Self.readToken(path, file: file, line: catalogs[index].line)
+            }
+            if let oauth = catalogs[index].oauth { catalogs[index].oauth = try Self.loadSecret(of: oauth, file: file) }
         }
         for index in subscribers.indices {
             let subscriber = subscribers[index]
@@ -159,24 +161,49 @@ extension Configuration {
                 }
                 subscribers[index].signingSecret = secret
             }
+            if let oauth = subscriber.oauth { subscribers[index].oauth = try Self.loadSecret(of: oauth, file: file) }
         }
+    }
+
+    /// The client secret: printable ASCII (RFC 6749 §A.2), as it goes
+    /// into the Basic credentials.
+    private static func loadSecret(of client: OAuthClient, file: String) throws(ConfigError) -> OAuthClient {
+        guard let path = client.secretFile else { return client }
+        let key = "oauth-client-secret-file"
+        let text = try readSecret(path, file: file, line: client.secretFileLine, key: key)
+        guard OAuthClient.isVisible(text) else {
+            throw .secret(
+                file: file, line: client.secretFileLine, key: key, path: path,
+                reason: "the secret must be one line of printable ASCII")
+        }
+        var loaded = client
+        loaded.secret = text
+        return loaded
     }
 
     /// Secret files anyone on the machine can read: worth a warning.
     public func secretFileWarnings() -> [String] {
         var warnings: [String] = []
+        var files: [(section: String, key: String, path: String?)] = []
         for subscriber in subscribers {
-            for (key, path) in [
-                ("token-file", subscriber.tokenFile), ("signing-secret-file", subscriber.signingSecretFile),
-            ] {
-                guard let path else { continue }
-                var info = stat()
-                guard stat(path, &info) == 0, info.st_mode & 0o004 != 0 else { continue }
-                let mode = String(info.st_mode & 0o777, radix: 8)
-                warnings.append(
-                    "[subscriber \(subscriber.name)] \(key) \(path) is readable by others (mode 0\(mode)); chmod o-r it"
-                )
-            }
+            files += [
+                ("subscriber \(subscriber.name)", "token-file", subscriber.tokenFile),
+                ("subscriber \(subscriber.name)", "signing-secret-file", subscriber.signingSecretFile),
+                ("subscriber \(subscriber.name)", "oauth-client-secret-file", subscriber.oauth?.secretFile),
+            ]
+        }
+        for catalog in catalogs {
+            files += [
+                ("catalog \(catalog.name)", "token-file", catalog.tokenFile),
+                ("catalog \(catalog.name)", "oauth-client-secret-file", catalog.oauth?.secretFile),
+            ]
+        }
+        for (section, key, path) in files {
+            guard let path else { continue }
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & 0o004 != 0 else { continue }
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            warnings.append("[\(section)] \(key) \(path) is readable by others (mode 0\(mode)); chmod o-r it")
         }
         return warnings
     }
@@ -198,7 +225,7 @@ extension Configuration {
         return text
     }
 
-    private static func readSecret(_ path: String, file: String, line: Int, key: String) throws(ConfigError) -> String {
+    static func readSecret(_ path: String, file: String, line: Int, key: String) throws(ConfigError) -> String {
         do throws(SystemError) {
             let directory = try DirectoryHandle.open(path: ".")
             let handle = try directory.openFile(FileName(path), flags: O_RDONLY)
@@ -247,6 +274,7 @@ private struct SubscriberBuilder {
     var mode = DeliveryMode.single
     var batch = BatchSettings()
     var gzip = false
+    var oauth = OAuthKeys()
     var lines: [String: Int] = [:]
 
     /// Headers courier sets itself; configuring them would be ambiguous.
@@ -267,6 +295,10 @@ private struct SubscriberBuilder {
             guard lines[entry.key] == nil else { throw fail("given twice") }
         }
         lines[entry.key] = entry.line
+        if OAuthKeys.names.contains(entry.key) {
+            try oauth.set(entry, base: base, fail: fail)
+            return
+        }
         switch entry.key {
         case "url":
             url = try httpURL(value, fail)
@@ -343,12 +375,15 @@ private struct SubscriberBuilder {
                 file: file, line: line, section: "subscriber \(name)", key: "header",
                 reason: "Authorization is given both by token-file and by a header line")
         }
+        let section = "subscriber \(name)"
+        try oauth.refuseBeside(tokenFile: tokenFile, headers: headers, file: file, section: section, line: line)
         var subscriber = Subscriber(
             name: name, url: url, kinds: kinds, tokenFile: tokenFile, headers: headers, concurrency: concurrency,
             caFile: caFile, signingSecretFile: signingSecretFile, line: line)
         subscriber.mode = mode
         subscriber.batch = batch
         subscriber.gzip = gzip
+        subscriber.oauth = try oauth.build(file: file, section: section)
         subscriber.tokenFileLine = lines["token-file"] ?? line
         subscriber.signingSecretFileLine = lines["signing-secret-file"] ?? line
         return subscriber
@@ -356,7 +391,7 @@ private struct SubscriberBuilder {
 }
 
 /// An http:// or https:// URL with a host part and no spaces or controls.
-private func httpURL(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> String {
+func httpURL(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError) -> String {
     let lower = value.lowercased()
     guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), value.count > 8,
         !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
@@ -383,6 +418,7 @@ private struct CatalogBuilder {
     var cursor = CatalogCursor.version
     var tokenFile: String?
     var caFile: String?
+    var oauth = OAuthKeys()
     var seen: Set<String> = []
 
     init(name: SubscriberName, line: Int) {
@@ -392,6 +428,10 @@ private struct CatalogBuilder {
 
     mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
         guard seen.insert(entry.key).inserted else { throw fail("given twice") }
+        if OAuthKeys.names.contains(entry.key) {
+            try oauth.set(entry, base: base, fail: fail)
+            return
+        }
         let value = entry.value
         switch entry.key {
         case "url", "ack-url":
@@ -423,9 +463,13 @@ private struct CatalogBuilder {
     }
 
     func build(file: String) throws(ConfigError) -> Catalog {
-        guard let url else { throw .missing(file: file, section: "catalog \(name)", key: "url") }
-        return Catalog(
+        let section = "catalog \(name)"
+        guard let url else { throw .missing(file: file, section: section, key: "url") }
+        try oauth.refuseBeside(tokenFile: tokenFile, headers: [], file: file, section: section, line: line)
+        var catalog = Catalog(
             name: name, url: url, pageSize: pageSize, ackURL: ackURL, cursor: cursor, tokenFile: tokenFile,
             caFile: caFile, line: line)
+        catalog.oauth = try oauth.build(file: file, section: section)
+        return catalog
     }
 }

@@ -25,6 +25,7 @@ final class DeliveryPass {
     private let builder: RequestBuilder
     private let settler: Settler
     private let commits: GroupCommit
+    private let authorization: DeliveryAuthorization
 
     private var active: [SubscriberName: Int] = [:]
     private var inFlight: [Int: PendingRequest] = [:]
@@ -58,6 +59,9 @@ final class DeliveryPass {
             round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter)
         commits = GroupCommit(spool: spool, ledger: ledger, log: log)
         batchSizes = BatchSizes(configuration: configuration, spool: spool)
+        authorization = DeliveryAuthorization(
+            spool: spool, configuration: configuration, ledger: ledger, log: log, round: round,
+            timeout: mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout)
     }
 
     func run() throws(RoundError) -> RoundSummary {
@@ -76,6 +80,10 @@ final class DeliveryPass {
         try commits.commit()
         do { try batchSizes.save(to: spool) } catch { throw .spool(error) }
         for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
+        summary.tokenErrors = authorization.summary
+        for (name, text) in (summary.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
+            log(.error, "subscriber \(name): \(text)")
+        }
         return summary
     }
 
@@ -126,6 +134,10 @@ final class DeliveryPass {
                     if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
                 })
             for subscriber in configuration.subscribers {
+                if feed.waiting(for: subscriber.name) > 0, case .unavailable = authorization.bearer(for: subscriber) {
+                    leaveQueued(subscriber)
+                    continue
+                }
                 while hasFreeSlot(subscriber), feed.waiting(for: subscriber.name) > 0 {
                     // A batch waits to fill up while there is more to read.
                     if feed.waiting(for: subscriber.name) < wanted(by: subscriber) && !feed.isSaturated { break }
@@ -166,9 +178,31 @@ final class DeliveryPass {
         return items
     }
 
+    /// Entries of a subscriber without a token stay in `queued/`, unclaimed,
+    /// for the next round.
+    private func leaveQueued(_ subscriber: Subscriber) {
+        var count = 0
+        while feed.take(subscriber.name) != nil { count += 1 }
+        authorization.leave(count, queuedFor: subscriber.name)
+    }
+
     private func launch(_ request: PendingRequest) throws(RoundError) {
+        var request = request
         let subscriber = request.subscriber
-        switch builder.build(request, now: .now()) {
+        var bearer: String?
+        switch authorization.bearer(for: subscriber) {
+        case .notNeeded:
+            break
+        case .token(let token, let generation):
+            bearer = token
+            request.tokenGeneration = generation
+        case .unavailable(let error):
+            // Already claimed (a retry, or sent again after a 401): it needs
+            // attention, with the reason.
+            setAside(request.items.map(\.entry), subscriber: subscriber, reason: error.description)
+            return
+        }
+        switch builder.build(request, now: .now(), bearer: bearer) {
         case .refused(let reason):
             setAside(request.items.map(\.entry), subscriber: subscriber, reason: reason)
         case .ready(let wire, let headers):
@@ -228,6 +262,17 @@ final class DeliveryPass {
             guard let request = inFlight.removeValue(forKey: tag) else { continue }
             let subscriber = request.subscriber
             active[subscriber.name, default: 1] -= 1
+            if authorization.sendsAgain(request, after: response) {
+                var again = request
+                again.attempt += 1
+                again.reauthorised = true
+                again.due = clock()
+                waiting.append(again)
+                summary.retries += request.items.count
+                summary.subscribers[subscriber.name.value, default: SubscriberTally()].retries += request.items.count
+                commits.add(lines: authorization.retryLines(request, response, now: now), moves: [], at: clock())
+                continue
+            }
             let settled = settler.settle(
                 request, response, batchSize: wanted(by: subscriber), now: now, into: &summary)
             if subscriber.mode == .batch { adjustBatchSize(of: subscriber, after: response, settled) }

@@ -15,4 +15,8 @@ struct PendingRequest {
     let subscriber: Subscriber
     var attempt: Int
     var due: MonotonicInstant
+    /// The generation of the OAuth token it was sent with (`OAuthTokens`).
+    var tokenGeneration = 0
+    /// Sent again after a 401 with a new OAuth token: another 401 is final.
+    var reauthorised = false
 }

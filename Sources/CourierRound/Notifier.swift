@@ -32,8 +32,8 @@ public struct Notifier {
         guard summary.mode == .background, configuration.notifyCommand != nil else { return false }
         switch configuration.notify {
         case .off: return false
-        case .always: return summary.movedAnything
-        case .failures: return summary.needsAttention + summary.invalid > 0
+        case .always: return summary.movedAnything || summary.tokenErrors != nil
+        case .failures: return summary.needsAttention + summary.invalid > 0 || summary.tokenErrors != nil
         }
     }
 

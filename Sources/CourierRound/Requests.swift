@@ -27,10 +27,14 @@ struct RequestBuilder {
     init(configuration: Configuration, session: RoundID) {
         self.configuration = configuration
         self.headers = DeliveryHeaders(deviceID: configuration.deviceID, session: session.value)
-        self.answerCapture = LedgerLine.detailLimit + configuration.redactor.longest
+        // OAuth tokens arrive during the round, so their length is not known
+        // yet: room for the longest one courier accepts.
+        let longestToken = configuration.subscribers.contains { $0.oauth != nil } ? OAuthToken.longest : 0
+        self.answerCapture = LedgerLine.detailLimit + max(configuration.redactor.longest, longestToken)
     }
 
-    func build(_ request: PendingRequest, now: Timestamp) -> Built {
+    /// The request's POST; `bearer` is the OAuth access token it goes with.
+    func build(_ request: PendingRequest, now: Timestamp, bearer: String? = nil) -> Built {
         let subscriber = request.subscriber
         var wire: DeliveryRequest
         if subscriber.mode == .batch {
@@ -58,6 +62,7 @@ struct RequestBuilder {
                 key: wire.key, body: compressed, subscriber: subscriber, url: wire.url,
                 extraHeaders: wire.extraHeaders + [Self.gzipEncoding], answerCapture: wire.answerCapture)
         }
+        wire.bearer = bearer
         do { return .ready(wire, headers: try headers.fields(for: wire, now: now)) } catch {
             return .refused("cannot be sent: \(error)")
         }

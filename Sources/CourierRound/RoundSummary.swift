@@ -49,6 +49,9 @@ public struct RoundSummary: Sendable, Codable {
     /// `KEY@SUB` (or the safe name of an invalid file) of every item that
     /// went to needsAttention/ in this round.
     public var attention: [String] = []
+    /// OAuth subscribers that got no token, and why; their entries stayed
+    /// in queued/. Absent when there were none (and in older summaries).
+    public var tokenErrors: [String: String]?
 
     init(round: RoundID, mode: RoundMode, started: Timestamp) {
         self.round = round

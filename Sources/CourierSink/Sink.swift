@@ -15,11 +15,14 @@ import Glibc
 /// * `POST /transactions/batch[?atomic=true]`: per-item `results[]`;
 /// * `GET /catalogs/NAME/delta?since=&cursor=&pageSize=` and `POST /sync/ack`;
 /// * keys are kept 14 days (on disk: a restart keeps them); `gzip` bodies are
-///   decoded; with a signing secret, unsigned or badly signed requests get 401.
+///   decoded; with a signing secret, unsigned or badly signed requests get 401;
+/// * with `oauth`, `POST /oauth/token` issues tokens and every other request
+///   needs one (`SinkOAuth`).
 public final class Sink: Sendable {
     let store: Locked<SinkStore>
     private let signer: WebhookSigner?
     let catalogs: String?
+    let oauth: SinkOAuth?
     public let directory: String
     /// `--log FILE`: one `KEY<TAB>STATUS` line per record received.
     private let requestLog: Int32?
@@ -32,9 +35,10 @@ public final class Sink: Sendable {
     /// A gzip body may not inflate past this.
     static let inflatedLimit = 64 << 20
 
-    public init(directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil)
-        throws(SpoolError)
-    {
+    public init(
+        directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil,
+        oauth: SinkOAuth? = nil
+    ) throws(SpoolError) {
         do throws(SystemError) {
             self.requestLog = try requestLog.map { path throws(SystemError) in
                 try system("open", onPath: path) { open($0, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640) }
@@ -53,6 +57,7 @@ public final class Sink: Sendable {
         }
         self.signer = signingSecret.map(WebhookSigner.init)
         self.catalogs = catalogs
+        self.oauth = oauth
         self.directory = directory
     }
 
@@ -71,6 +76,20 @@ public final class Sink: Sendable {
     }
 
     func answer(_ request: HTTPRequest) -> HTTPResponse {
+        if let oauth {
+            if request.path == "/oauth/token" {
+                guard request.method == "POST" else { return .json(405, #"{"error":"the token endpoint takes POST"}"#) }
+                let response = oauth.issue(request)
+                note("/oauth/token", response.status)
+                return response
+            }
+            if let refusal = oauth.refusal(request) {
+                // A record refused for its token is still noted, so the log
+                // shows courier's retry after it fetched a new one.
+                if let key = request.header("idempotency-key") { note(key, refusal.status) }
+                return refusal
+            }
+        }
         switch (request.method, request.path) {
         case ("GET", "/health"):
             return .json(200, #"{"status":"ok"}"#)

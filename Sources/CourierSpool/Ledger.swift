@@ -12,7 +12,7 @@ public final class Ledger {
     private var mayEndTorn = false
     private let log: EventLog
     private let faults: FaultPlan?
-    private let redactor: Redactor
+    private var redactor: Redactor
 
     public init(
         directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()
@@ -57,6 +57,12 @@ public final class Ledger {
             }
         }
         for line in redacted { log.record(line) }
+    }
+
+    /// A secret learnt after the ledger was opened (an OAuth access token
+    /// fetched during a round): redacted from every line written after.
+    public func addSecret(_ secret: String) {
+        redactor.add(secret)
     }
 
     public func append(_ line: LedgerLine) throws(SpoolError) {

@@ -132,14 +132,16 @@ public final class Spool {
 
     /// The same into any directory of the spool's file system (`.courier/`,
     /// `catalogs/NAME/`); without `syncDirectory` the caller fsyncs it once
-    /// for many files.
+    /// for many files. `mode` is the new file's, less the umask (0600 for
+    /// a file only courier's own user may read).
     public func deliverNewFile(
-        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, syncDirectory: Bool = true
+        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, syncDirectory: Bool = true,
+        mode: mode_t = 0o640
     ) throws(SpoolError) {
         do {
             try tmp.writeAtomically(
-                bytes, as: name, in: directory, staged: stagingNames.next(for: name), syncDirectory: syncDirectory,
-                faults: faults)
+                bytes, as: name, in: directory, staged: stagingNames.next(for: name), mode: mode,
+                syncDirectory: syncDirectory, faults: faults)
         } catch {
             throw SpoolError(error)
         }
@@ -174,8 +176,8 @@ public final class Spool {
     }
 
     /// Replaces a small state file in `.courier/` atomically.
-    public func writeControlFile(_ name: String, _ bytes: [UInt8]) throws(SpoolError) {
-        try deliverNewFile(bytes, named: FileName(name), into: control)
+    public func writeControlFile(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o640) throws(SpoolError) {
+        try deliverNewFile(bytes, named: FileName(name), into: control, mode: mode)
     }
 
     /// A small state file in `.courier/`; nil when it does not exist yet.

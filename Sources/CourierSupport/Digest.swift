@@ -7,4 +7,26 @@ package enum Digest {
         bytes.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, &digest) }
         return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
+
+    /// HMAC-SHA256 of `message` under `key`; nil only when libcrypto cannot
+    /// allocate.
+    package static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8]? {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = key.withUnsafeBytes { key in
+            message.withUnsafeBytes { data in
+                HMAC(
+                    EVP_sha256(), key.baseAddress, Int32(key.count),
+                    data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count, &digest, &length) != nil
+            }
+        }
+        return ok ? Array(digest.prefix(Int(length))) : nil
+    }
+
+    /// Whether two byte strings are equal, looking at every byte whatever
+    /// the first difference: the time taken tells an attacker nothing.
+    package static func equalInConstantTime(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
 }

@@ -10,6 +10,9 @@ package struct DeliveryRequest {
     package let subscriber: Subscriber
     package let url: String
     package var extraHeaders: [HTTPHeaderField] = []
+    /// The OAuth access token it goes with; nil: the subscriber's own
+    /// `token-file`, if any.
+    package var bearer: String?
     /// How much of the answer to keep: the ledger needs 200 bytes, a batch
     /// needs its whole `results`.
     package var answerCapture = LedgerLine.detailLimit

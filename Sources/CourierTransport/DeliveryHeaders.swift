@@ -25,7 +25,7 @@ package struct DeliveryHeaders {
             // curl would otherwise wait up to a second for `100 Continue`.
             HTTPHeaderField(constant: "Expect", ""),
         ]
-        if let token = request.subscriber.token {
+        if let token = request.bearer ?? request.subscriber.token {
             fields.append(try HTTPHeaderField(name: "Authorization", value: "Bearer \(token)"))
         }
         fields += request.subscriber.headers

@@ -195,7 +195,7 @@ _courier() {
             ;;
         sink)
             case $prev in
-                --listen | --max-connections) return ;;
+                --listen | --max-connections | --oauth | --oauth-token-lifetime) return ;;
                 --dir)
                     _filedir -d
                     return
@@ -213,7 +213,7 @@ _courier() {
                     return
                     ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--listen --dir --signing-secret-file --catalogs --log --max-connections"
+            [[ -n $ended ]] || _courier_offer "--listen --dir --signing-secret-file --catalogs --log --max-connections --oauth --oauth-token-lifetime"
             ;;
         demo)
             [[ -n $ended ]] || _courier_offer ""

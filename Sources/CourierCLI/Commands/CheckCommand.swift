@@ -21,6 +21,7 @@ enum CheckCommand {
         let names = configuration.subscribers.map(\.name.value).joined(separator: ", ")
         invocation.output.line("config \(configuration.file ?? "-"): ok (subscribers: \(names))")
         for warning in configuration.secretFileWarnings() { invocation.output.line("warning: \(warning)") }
+        for warning in configuration.tokenExpiryWarnings() { invocation.output.line("warning: \(warning)") }
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
         let findings =

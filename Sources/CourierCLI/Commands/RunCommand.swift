@@ -50,8 +50,12 @@ enum RunCommand {
             writeMetrics(configuration, spool, summary: nil, status: failure.status, invocation)
             throw failure
         }
+        // An OAuth subscriber that got no token was not sent to: the round
+        // ran, and says why in the log, but exits 75 so that it is seen.
+        let status: ExitStatus
+        if case .ran(let summary) = result, summary.tokenErrors != nil { status = .temporary } else { status = .ok }
         if case .ran(let summary) = result {
-            writeMetrics(configuration, spool, summary: summary, status: .ok, invocation)
+            writeMetrics(configuration, spool, summary: summary, status: status, invocation)
         }
         switch result {
         case .busy:
@@ -60,6 +64,7 @@ enum RunCommand {
         case .ran(let summary):
             invocation.output.line(describe(summary))
         }
+        if status != .ok { throw .reported(status) }
     }
 
     /// A metrics file that cannot be written is worth a warning, not a

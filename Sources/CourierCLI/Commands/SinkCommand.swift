@@ -4,17 +4,20 @@ import Foundation
 import Glibc
 
 /// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE]
-/// [--max-connections N]`:
+/// [--max-connections N] [--oauth CLIENT_ID:SECRET_FILE [--oauth-token-lifetime DURATION]]`:
 /// the reference receiver, in the foreground until SIGINT or SIGTERM.
 enum SinkCommand {
     static let command = Command(
         "sink", summary: "the reference receiver: one record per key, batches, catalog deltas",
         usage:
             "--listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE] "
-            + "[--max-connections N]",
+            + "[--max-connections N] [--oauth CLIENT_ID:SECRET_FILE [--oauth-token-lifetime DURATION]]",
         details: """
             Stores each record once per key in DIR/new/KEY.json, answers batches, serves
-            catalog deltas; past N (64) connections it answers 503. Runs until SIGINT or SIGTERM.
+            catalog deltas; past N (64) connections it answers 503. With --oauth it is the
+            token endpoint of that one client (POST /oauth/token, client credentials) and
+            wants one of its tokens on every other request (401 otherwise). Runs until
+            SIGINT or SIGTERM.
             """,
         options: [
             .value("--listen", "HOST:PORT", "the address to listen on (port 0: any free one)"),
@@ -25,6 +28,10 @@ enum SinkCommand {
             .value("--catalogs", "DIR", "serve DIR/NAME/ as catalog NAME", completion: .directories),
             .value("--log", "FILE", "append KEY<TAB>STATUS for each record received", completion: .files),
             .value("--max-connections", "N", "connections served at once, 1 to 10000 (64)"),
+            .value(
+                "--oauth", "CLIENT_ID:SECRET_FILE",
+                "issue tokens to this client (POST /oauth/token) and want them"),
+            .value("--oauth-token-lifetime", "DURATION", "how long an issued token lives (1h)"),
         ],
         example: "courier sink --listen 127.0.0.1:8080 --dir /tmp/sink",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
@@ -43,6 +50,7 @@ enum SinkCommand {
             }
             limits.maxConnections = count
         }
+        let oauth = try oauthOption(&arguments)
         try arguments.noPositionals("sink")
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw .usage("--listen \(listen) is not HOST:PORT")
@@ -60,7 +68,8 @@ enum SinkCommand {
         }
         let sink: Sink
         do {
-            sink = try Sink(directory: directory, signingSecret: secret, catalogs: catalogs, requestLog: requestLog)
+            sink = try Sink(
+                directory: directory, signingSecret: secret, catalogs: catalogs, requestLog: requestLog, oauth: oauth)
         } catch {
             throw .spool(error)
         }
@@ -79,8 +88,42 @@ enum SinkCommand {
         }
         server.start()
         invocation.output.error("sink listening on \(server.address), storing into \(directory)/new")
+        if let oauth {
+            invocation.output.error(
+                "sink issues tokens to \(oauth.clientID) at POST /oauth/token (lifetime "
+                    + "\(Units.describe(oauth.lifetime))) and wants one on every other request")
+        }
         var received: Int32 = 0
         sigwait(&signals, &received)
         server.stop()
+    }
+
+    /// `--oauth CLIENT_ID:SECRET_FILE` (the id up to the first `:`) and
+    /// `--oauth-token-lifetime DURATION` (1h): the sink as an OAuth 2.0
+    /// token endpoint for that one client.
+    private static func oauthOption(_ arguments: inout Arguments) throws(CLIError) -> SinkOAuth? {
+        let lifetimeText = try arguments.option("--oauth-token-lifetime")
+        guard let text = try arguments.option("--oauth") else {
+            if lifetimeText != nil { throw .usage("--oauth-token-lifetime needs --oauth CLIENT_ID:SECRET_FILE") }
+            return nil
+        }
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.index(after: colon) != text.endIndex
+        else { throw .usage("--oauth \(text) is not CLIENT_ID:SECRET_FILE") }
+        var lifetime = SinkOAuth.defaultLifetime
+        if let lifetimeText {
+            guard let parsed = Units.duration(lifetimeText), parsed >= .seconds(1) else {
+                throw .usage("--oauth-token-lifetime \(lifetimeText) is not a duration of 1s or more (e.g. 90s, 1h)")
+            }
+            lifetime = parsed
+        }
+        let file = String(text[text.index(after: colon)...])
+        let secret: String
+        do { secret = try String(contentsOfFile: file, encoding: .utf8).trimmingSpaces } catch {
+            throw .io("unable to read \(file): \(error.localizedDescription)")
+        }
+        guard !secret.isEmpty, secret.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw .data("\(file): the client secret must be one line of printable ASCII")
+        }
+        return SinkOAuth(clientID: String(text[..<colon]), secret: secret, lifetime: lifetime)
     }
 }

@@ -33,6 +33,8 @@ enum StatusCommand {
         let catalogs: [(SubscriberName, CatalogState)]
         /// Why the configuration could not be read; status still shows the spool.
         let configurationProblem: String?
+        /// Static tokens (JWTs in `token-file`s) that expire within a week, or have.
+        var tokenWarnings: [String] = []
     }
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
@@ -69,12 +71,14 @@ enum StatusCommand {
                 throw .spool(error)
             }
         }
-        return Report(
+        var report = Report(
             spool: spool.path, counts: counts, attention: attention.sorted(), last: Round.lastSummary(in: spool),
             next: Schedule.nextBackgroundRound(), notifier: notifier,
             notifierText: describe(notifier, configuration: configuration),
             catalogs: catalogs,
             configurationProblem: problem)
+        report.tokenWarnings = configuration?.tokenExpiryWarnings().map(\.description) ?? []
+        return report
     }
 
     static func printJSON(_ report: Report, _ output: Output) throws(CLIError) {
@@ -87,6 +91,7 @@ enum StatusCommand {
             "notifications": report.notifierText,
             "notificationsWorking": report.notifier?.working ?? NSNull(),
             "configurationProblem": report.configurationProblem ?? NSNull(),
+            "tokenWarnings": report.tokenWarnings,
             "batches": Dictionary(
                 uniqueKeysWithValues: (report.last?.batches ?? [:]).map { name, tally in
                     (
@@ -126,6 +131,9 @@ enum StatusCommand {
         if let last = report.last {
             output.line(
                 "last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
+            for (name, error) in (last.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
+                output.line("  subscriber \(name) got no token: \(error)")
+            }
         } else {
             output.line("last round: none yet")
         }
@@ -146,6 +154,7 @@ enum StatusCommand {
                 "catalog \(name): since \(state.since?.description ?? "-"), \(synced)"
                     + (state.failures > 0 ? ", \(state.failures) failures in a row" : ""))
         }
+        for warning in report.tokenWarnings { output.line("warning: \(warning)") }
     }
 
     /// The notifier as it is: configured or not, working or not, and since when.

@@ -47,11 +47,12 @@ struct CourierBinary {
     /// 127.0.0.1:0`), and returns once it listens, with that port: no other
     /// process can have taken it, as one found free and closed again could
     /// be. Standard error goes to `errors`, where the sink says its address.
-    func startSink(_ arguments: [String], errors: String) throws -> (Process, UInt16) {
+    /// A `port` restarts a sink where an earlier one listened.
+    func startSink(_ arguments: [String], errors: String, port: UInt16 = 0) throws -> (Process, UInt16) {
         guard FileManager.default.createFile(atPath: errors, contents: nil) else {
             throw TestFailure("cannot create \(errors)")
         }
-        let sink = start(["sink", "--listen", "127.0.0.1:0"] + arguments)
+        let sink = start(["sink", "--listen", "127.0.0.1:\(port)"] + arguments)
         sink.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         sink.standardOutput = FileHandle.nullDevice
         try sink.run()
