@@ -1,6 +1,7 @@
 import CourierConfig
 import CourierPosix
 import CourierSpool
+import CourierSupport
 import CourierTransport
 
 /// OAuth 2.0 in a round's delivery: the token each OAuth subscriber's
@@ -17,6 +18,10 @@ final class DeliveryAuthorization {
     private(set) var failures: [SubscriberName: OAuthError] = [:]
     /// Entries left in `queued/` for want of a token.
     private(set) var leftQueued: [SubscriberName: Int] = [:]
+    /// The configuration's secrets and every token handed out so far: what
+    /// settling redacts batch results with, before it cuts their fields.
+    private(set) var redactor: Redactor
+    private var learnt: [SubscriberName: Int] = [:]
     /// The generation of the token a 401 replaced in this round, per
     /// subscriber: requests sent with it (or older) go again; a 401 to a
     /// newer one is final.
@@ -28,6 +33,7 @@ final class DeliveryAuthorization {
         tokens = OAuthTokens(spool: spool, redactor: configuration.redactor, log: log, learn: ledger.addSecret)
         self.timeout = timeout
         self.round = round
+        redactor = configuration.redactor
     }
 
     enum Bearer {
@@ -44,6 +50,10 @@ final class DeliveryAuthorization {
             let token = try tokens.token(
                 for: .subscriber(subscriber.name.value), client: client,
                 options: CurlOptions(timeout: timeout, caFile: subscriber.caFile))
+            if learnt[subscriber.name] != token.generation {
+                redactor.add(token.value)
+                learnt[subscriber.name] = token.generation
+            }
             return .token(token.value, generation: token.generation)
         } catch {
             failures[subscriber.name] = error

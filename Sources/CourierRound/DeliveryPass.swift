@@ -23,7 +23,7 @@ final class DeliveryPass {
     private let feed: DeliveryFeed
     private let claimer: Claimer
     private let builder: RequestBuilder
-    private let settler: Settler
+    private var settler: Settler
     private let commits: GroupCommit
     private let authorization: DeliveryAuthorization
 
@@ -273,6 +273,8 @@ final class DeliveryPass {
                 commits.add(lines: authorization.retryLines(request, response, now: now), moves: [], at: clock())
                 continue
             }
+            // Tokens fetched since the last answer are redacted from results too.
+            settler.redactor = authorization.redactor
             let settled = settler.settle(
                 request, response, batchSize: wanted(by: subscriber), now: now, into: &summary)
             if subscriber.mode == .batch { adjustBatchSize(of: subscriber, after: response, settled) }

@@ -44,8 +44,9 @@ struct Settler {
     let round: RoundID
     let mode: RoundMode
     let backoff: [Duration]
-    /// Batch results are redacted value by value, before each is cut short.
-    let redactor: Redactor
+    /// Batch results are redacted value by value, before each is cut short
+    /// (OAuth tokens join it as the round fetches them).
+    var redactor: Redactor
     /// Where in its range a batch retry's wait falls: 0…1.
     let jitter: () -> Double
 

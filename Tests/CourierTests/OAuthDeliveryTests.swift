@@ -290,3 +290,35 @@ import Testing
         try OAuthDeliveryTests.expectNoToken(in: spool, server)
     }
 }
+
+/// A batch server whose results repeat the bearer token, padded so that
+/// the ledger's cut of a field would fall inside it.
+@Suite struct OAuthBatchEchoTests {
+    @Test("a batch result that repeats the token has it redacted before its fields are cut short")
+    func echoedTokensAreRedactedBeforeTheCut() throws {
+        let spool = try TemporarySpool()
+        let state = Locked(OAuthTestServer.State())
+        let server = try LoopbackServer { request, _ in
+            if request.path == "/token" { return .respond(OAuthTestServer.token(request, state: state)) }
+            let token = String((request.header("authorization") ?? "").dropFirst("Bearer ".count))
+            let results = BatchTests.keys(of: request).map { key in
+                #"{"idempotency_key":"\#(key)","status":"OK","server_id":"\#(String(repeating: "s", count: 50))\#(token)"}"#
+            }
+            return .respond(HTTPResponse.json(200, #"{"results":[\#(results.joined(separator: ","))]}"#))
+        }
+        spool.companions.append(server)
+        var outbox = try TemporarySpool.subscriber("outbox", url: "http://\(server.server.address)/batch")
+        outbox.mode = .batch
+        outbox.oauth = OAuthClient(
+            tokenURL: "http://\(server.server.address)/token", clientID: OAuthTestServer.clientID,
+            secret: OAuthTestServer.clientSecret)
+        spool.configuration.subscribers = [outbox]
+        try spool.dropRecord(id: "b-1")
+        #expect(try spool.runRound().sent == 1)
+
+        let ledger = try spool.ledgerText()
+        #expect(ledger.contains("server_id=\(String(repeating: "s", count: 50))[redacted]"))
+        // Not even the token's first half is left.
+        #expect(!ledger.contains("2YotnFZFEjr"))
+    }
+}
