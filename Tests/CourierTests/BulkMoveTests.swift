@@ -47,7 +47,7 @@ import Testing
     func filtersNarrow() throws {
         let spool = try Self.spool(Self.mixed)
         var selection = ItemSelection()
-        selection.subscriber = try #require(SubscriberName("alpha"))
+        selection.subscriber = SubscriberName("alpha")
         selection.olderThan = .seconds(3600)
         let old = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates).items
         #expect(Set(old.map(\.name.description)) == ["a-1@alpha.json", "a-3@alpha.json"])
