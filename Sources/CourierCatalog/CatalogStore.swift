@@ -86,8 +86,13 @@ struct CatalogPage {
             if cursor == .version { throw malformed("page \(page) has no numeric version") }
             return nil
         }
-        guard let number = value as? NSNumber else { throw malformed("page \(page): version must be a number") }
-        return number.int64Value
+        // JSON true arrives as an NSNumber too (objCType "c"), and
+        // `int64Value` would make 15.5 into 15 and 2^64 - 1 into -1: a cursor
+        // the server never gave.
+        guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
+            let version = value as? Int64
+        else { throw malformed("page \(page): version must be a whole number") }
+        return version
     }
 
     private static func serverTime(
