@@ -73,7 +73,14 @@ struct CatalogPage {
         }
         let version = try Self.version(object["version"], cursor: catalog.cursor, page: page, malformed)
         let serverTime = try Self.serverTime(object["server_time"], cursor: catalog.cursor, page: page, malformed)
-        let next = object["nextCursor"] as? String
+        // A cursor of another type read as "no more pages" would end the
+        // sync early and move `since` past the pages never fetched.
+        let next: String?
+        switch object["nextCursor"] {
+        case nil, is NSNull: next = nil
+        case let cursor as String: next = cursor
+        default: throw malformed("page \(page): nextCursor must be a string or null")
+        }
         return CatalogPage(
             raw: raw, upserts: upserts, tombstones: tombstones, nextCursor: next, version: version,
             serverTime: serverTime)

@@ -185,4 +185,24 @@ import Testing
             #expect(state.since == .version(3), "\(bad)")
         }
     }
+
+    @Test("a nextCursor that is neither a string nor null fails the sync instead of ending it after one page")
+    func aNextCursorMustBeAString() throws {
+        for cursor in [.version, .serverTime] as [CatalogCursor] {
+            let server = try LoopbackServer { request, _ in
+                guard request.method == "GET" else { return .respond(.json(200, "{}")) }
+                return .respond(
+                    .json(
+                        200,
+                        #"{"upserts":[{"id":"p1"}],"tombstones":[],"nextCursor":2,"version":5,"#
+                            + #""server_time":"2025-10-22T10:00:00Z"}"#))
+            }
+            let spool = try Self.spool(server, cursor: cursor)
+            #expect(throws: CatalogError.self) { try Self.sync(spool) }
+            let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+            #expect(failed.first?.detail.contains("nextCursor must be a string or null") == true, "\(failed)")
+            let state = try CatalogState.load(spool.configuration.catalogs[0].name, in: spool.spool)
+            #expect(state.since == nil, "the rest of the pages were never fetched")
+        }
+    }
 }
