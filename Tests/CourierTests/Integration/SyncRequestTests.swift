@@ -138,4 +138,21 @@ import Testing
         #expect(try CatalogTests.local(setup.spool).count == 300)
         #expect(try setup.spool.ledger().contains { $0.event == .sent && $0.key.hasPrefix("pushed-1") })
     }
+
+    @Test("a request that is a directory is served and removed, and the next request is served too")
+    func aDirectoryRequestIsRemoved() throws {
+        let setup = try Self.setUp()
+        try FileManager.default.createDirectory(atPath: setup.request, withIntermediateDirectories: false)
+        let binary = try CourierBinary.locate()
+        let first = try binary.run(["--config", setup.config, "catalog", "sync", "--if-requested"])
+        #expect(first.status == 0, "\(first.error)")
+        #expect(!FileManager.default.fileExists(atPath: setup.request))
+        #expect(!FileManager.default.fileExists(atPath: setup.taken), "left taken, it blocks every later request")
+
+        Self.touch(setup.request)
+        let second = try binary.run(["--config", setup.config, "catalog", "sync", "--if-requested"])
+        #expect(second.status == 0, "\(second.error)")
+        #expect(!FileManager.default.fileExists(atPath: setup.request), "the path unit would start again and again")
+        #expect(setup.pageRequests == 4, "the first sync fetched 3 pages, the second 1")
+    }
 }
