@@ -63,8 +63,11 @@ public struct ItemSelection: Sendable {
                 items += usable
             }
         }
+        // An item named twice (`a@s a@s`, or by its key and its file name)
+        // moves once: the second move would find it gone and report it.
+        var seen: [SpoolState: Set<FileName>] = [:]
         var chosen: [SpoolItem] = []
-        for item in items where passes(item) {
+        for item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
             if let olderThan {
                 guard let status = try? spool.directory(item.state).status(of: item.name),
                     status.modified < now - olderThan

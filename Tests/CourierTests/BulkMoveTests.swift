@@ -120,4 +120,17 @@ import Testing
         let wrong = try binary.run(["--spool", spool.path, "ack", "--state", "sent"])
         #expect(wrong.status == 64 && wrong.error.contains("ack takes needsAttention"), "\(wrong.error)")
     }
+
+    @Test("the same item named twice, or by its key and by its file name, moves once and is not reported")
+    func duplicateNamesMoveOnce() throws {
+        let spool = try Self.spool(Self.mixed)
+        var selection = ItemSelection()
+        selection.names = ["a-1@alpha", "a-1@alpha.json", "needsAttention/a-1@alpha.json", "a-1", "a-1@alpha"]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates)
+        #expect(refused.isEmpty)
+        let report = try ManualMoves(spool: spool.spool).resend(items)
+        #expect(report.moved.map(\.item.name.description) == ["a-1@alpha.json"])
+        #expect(report.refused.isEmpty, "\(report.refused)")
+        #expect(try spool.ledger().filter { $0.event == .resent }.count == 1, "one line for one move")
+    }
 }
