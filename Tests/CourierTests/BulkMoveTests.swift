@@ -133,4 +133,18 @@ import Testing
         #expect(report.refused.isEmpty, "\(report.refused)")
         #expect(try spool.ledger().filter { $0.event == .resent }.count == 1, "one line for one move")
     }
+
+    @Test(
+        "names from an empty standard input pick nothing, even with a filter: delete - --state failed deletes no item")
+    func anEmptyStandardInputPicksNothing() throws {
+        let spool = try Self.spool(Self.mixed)
+        let binary = try CourierBinary.locate()
+        let filtered = try binary.run(["--spool", spool.path, "delete", "-", "--state", "failed"], input: "")
+        #expect(filtered.status == 0, "\(filtered.error)")
+        #expect(try spool.names(in: .failed) == ["a-3@alpha.json"], "the filter narrows names; it found none")
+
+        let everything = try binary.run(["--spool", spool.path, "ack", "-", "--all"], input: "\n")
+        #expect(everything.status == 64, "--all with names is refused: \(everything.error)")
+        #expect(try spool.names(in: .needsAttention).count == 3)
+    }
 }
