@@ -36,6 +36,9 @@ extension Spool {
     /// or a KEY, which means every subscriber's entry of that key.
     public func resolve(_ text: String) throws(OperationError) -> [SpoolItem] {
         let last = String(text.split(separator: "/").last ?? Substring(text))
+        // A hidden name is invisible in every folder (never moved), and `.`,
+        // `..` or `/` would find a folder itself.
+        guard !last.isEmpty, !last.hasPrefix("."), !last.contains("/") else { throw .noSuchEntry(text) }
         let exact = FileName(last)
         do {
             if let state = try locate(exact) {

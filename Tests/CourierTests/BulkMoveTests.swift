@@ -147,4 +147,18 @@ import Testing
         #expect(everything.status == 64, "--all with names is refused: \(everything.error)")
         #expect(try spool.names(in: .needsAttention).count == 3)
     }
+
+    @Test("a hidden name, . , .. or / is no item: delete leaves a hidden file alone and says it found nothing")
+    func hiddenNamesAreNoItems() throws {
+        let spool = try Self.spool(Self.mixed)
+        FileManager.default.createFile(atPath: spool.path + "/failed/.keep", contents: Data("x".utf8))
+        var selection = ItemSelection()
+        selection.names = [".keep", "failed/.keep", ".", "..", "/", "failed/.."]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
+        #expect(items.isEmpty)
+        #expect(refused.map(\.name) == selection.names)
+        #expect(refused.allSatisfy { $0.reason.hasPrefix("no item") }, "\(refused)")
+        _ = try ManualMoves(spool: spool.spool).delete(items)
+        #expect(FileManager.default.fileExists(atPath: spool.path + "/failed/.keep"))
+    }
 }
