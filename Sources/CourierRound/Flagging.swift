@@ -61,6 +61,17 @@ package enum FlaggedName {
         return candidate
     }
 
+    /// What follows `invalid-TIME-` in a flagged name; nil for any other name.
+    package static func droppedPart(of name: FileName) -> ArraySlice<UInt8>? {
+        let prefix = Array("invalid-".utf8)
+        // `invalid-`, then `20261130T070000Z-`.
+        let start = prefix.count + 17
+        guard name.bytes.starts(with: prefix), name.bytes.count > start,
+            name.bytes[start - 2] == UInt8(ascii: "Z"), name.bytes[start - 1] == UInt8(ascii: "-")
+        else { return nil }
+        return name.bytes[start...]
+    }
+
     /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
     package static func safeComponent(_ name: FileName) -> String {
         let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in

@@ -161,4 +161,23 @@ import Testing
         _ = try ManualMoves(spool: spool.spool).delete(items)
         #expect(FileManager.default.fileExists(atPath: spool.path + "/failed/.keep"))
     }
+
+    @Test(
+        "a dropped name finds only the files flagged under that name: delete y.json leaves the one dropped as xZ-y.json"
+    )
+    func droppedNamesMatchWhole() throws {
+        let spool = try Self.spool([
+            (.needsAttention, "invalid-20261130T070000Z-y.json", 60),
+            (.needsAttention, "invalid-20261130T070000Z-xZ-y.json", 60),
+            (.failed, "invalid-20261130T080000Z-copy-of-y.json", 60),
+        ])
+        var selection = ItemSelection()
+        selection.names = ["y.json"]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
+        #expect(refused.isEmpty)
+        #expect(items.map(\.name.description) == ["invalid-20261130T070000Z-y.json"])
+        _ = try ManualMoves(spool: spool.spool).delete(items)
+        #expect(try spool.names(in: .needsAttention) == ["invalid-20261130T070000Z-xZ-y.json"])
+        #expect(try spool.names(in: .failed) == ["invalid-20261130T080000Z-copy-of-y.json"])
+    }
 }
