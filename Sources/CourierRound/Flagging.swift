@@ -40,14 +40,8 @@ package enum FlaggedName {
     static func make(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
         -> FileName
     {
-        var original = name.bytes
-        let prefix = Array("invalid-".utf8)
-        if original.starts(with: prefix), original.count > prefix.count + 17,
-            original[prefix.count + 16] == UInt8(ascii: "Z"), original[prefix.count + 17] == UInt8(ascii: "-")
-        {
-            original.removeFirst(prefix.count + 18)
-        }
-        let base = "invalid-\(time.compact)-" + safeComponent(FileName(bytes: original))
+        let original = droppedPart(of: name).map { FileName(bytes: Array($0)) } ?? name
+        let base = "invalid-\(time.compact)-" + safeComponent(original)
         var candidate = FileName(base)
         var counter = 2
         do {

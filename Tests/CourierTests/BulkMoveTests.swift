@@ -180,4 +180,20 @@ import Testing
         #expect(try spool.names(in: .needsAttention) == ["invalid-20261130T070000Z-xZ-y.json"])
         #expect(try spool.names(in: .failed) == ["invalid-20261130T080000Z-copy-of-y.json"])
     }
+
+    @Test("a flagged file resent unchanged is flagged again under the name it was dropped as, not a longer one")
+    func aResentFlaggedFileKeepsItsDroppedName() throws {
+        let (spool, _) = try IntakeTests.spoolWithServer()
+        try spool.drop("not json", as: "broken.json")
+        try spool.runRound()
+        let first = try #require(try spool.names(in: .needsAttention).first)
+        _ = try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("broken.json"))
+        sleep(1)
+        try spool.runRound()
+        let again = try spool.names(in: .needsAttention)
+        #expect(again.count == 1 && again != [first], "\(again)")
+        #expect(
+            again.allSatisfy { $0.hasPrefix("invalid-") && $0.hasSuffix("Z-broken.json") && $0.count == first.count })
+        #expect(try spool.spool.resolve("broken.json").map(\.name.description) == again)
+    }
 }
