@@ -9,7 +9,8 @@ enum PruneCommand {
         usage: "[--retention DURATION] [--dry-run]",
         details: """
             Retention is --retention, else the configuration's, else 183d; tmp/ leftovers go
-            after 36h. Never touches failed/ or needsAttention/.
+            after 36h. With failed-retention set, failed/ entries go that long after they entered
+            it, each with a deleted ledger line. Never touches needsAttention/.
             """,
         options: [
             .value("--retention", "DURATION", "keep this long (183d, 12h…) instead of the configuration's"),
