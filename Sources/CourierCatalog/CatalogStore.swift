@@ -73,7 +73,14 @@ struct CatalogPage {
         }
         let version = try Self.version(object["version"], cursor: catalog.cursor, page: page, malformed)
         let serverTime = try Self.serverTime(object["server_time"], cursor: catalog.cursor, page: page, malformed)
-        let next = object["nextCursor"] as? String
+        // A cursor of another type read as "no more pages" would end the
+        // sync early and move `since` past the pages never fetched.
+        let next: String?
+        switch object["nextCursor"] {
+        case nil, is NSNull: next = nil
+        case let cursor as String: next = cursor
+        default: throw malformed("page \(page): nextCursor must be a string or null")
+        }
         return CatalogPage(
             raw: raw, upserts: upserts, tombstones: tombstones, nextCursor: next, version: version,
             serverTime: serverTime)
@@ -86,8 +93,13 @@ struct CatalogPage {
             if cursor == .version { throw malformed("page \(page) has no numeric version") }
             return nil
         }
-        guard let number = value as? NSNumber else { throw malformed("page \(page): version must be a number") }
-        return number.int64Value
+        // JSON true arrives as an NSNumber too (objCType "c"), and
+        // `int64Value` would make 15.5 into 15 and 2^64 - 1 into -1: a cursor
+        // the server never gave.
+        guard let number = value as? NSNumber, String(cString: number.objCType) != "c",
+            let version = value as? Int64
+        else { throw malformed("page \(page): version must be a whole number") }
+        return version
     }
 
     private static func serverTime(

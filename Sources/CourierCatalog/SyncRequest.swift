@@ -37,7 +37,17 @@ public struct SyncRequest {
 
     /// The sync has run (well or not: its result is in the ledger and the
     /// catalog's state, and a failed one is retried by the timer).
+    /// A request made with `mkdir` is removed too: left taken, it would
+    /// block every later request from being taken.
     public func finish() throws(SpoolError) {
-        do { try control.remove(Self.takenName) } catch { throw SpoolError(error) }
+        do {
+            if try control.status(of: Self.takenName)?.kind == .directory {
+                try control.removeDirectory(Self.takenName)
+            } else {
+                try control.remove(Self.takenName)
+            }
+        } catch {
+            throw SpoolError(error)
+        }
     }
 }

@@ -15,6 +15,12 @@ struct EventCounters {
         var position: LedgerPosition?
         /// subscriber → event → count
         var counts: [String: [String: Int]] = [:]
+
+        /// What courier writes: no negative offset (pread(2) would refuse
+        /// it on every update), no negative count.
+        var isPlausible: Bool {
+            (position?.offset ?? 0) >= 0 && counts.values.allSatisfy { $0.values.allSatisfy { $0 >= 0 } }
+        }
     }
 
     static let fileName = "event-counts.json"
@@ -35,10 +41,13 @@ struct EventCounters {
             // from what the ledger still holds is the honest restart.
             var saved =
                 (try spool.controlFile(Self.fileName)).flatMap { try? JSONDecoder().decode(Saved.self, from: Data($0)) }
-                ?? Saved()
+                .flatMap { $0.isPlausible ? $0 : nil } ?? Saved()
             let before = saved.position
             saved.position = try Ledger.readNew(after: saved.position, in: spool.ledgerDirectory) { line in
-                saved.counts[line.subscriber, default: [:]][line.event.rawValue, default: 0] += 1
+                let count = saved.counts[line.subscriber]?[line.event.rawValue] ?? 0
+                // Saturates: a count edited up to Int.max must not trap
+                // every command that writes the metrics.
+                saved.counts[line.subscriber, default: [:]][line.event.rawValue] = count == .max ? count : count + 1
             }
             if saved.position != before, let data = try? JSONEncoder().encode(saved) {
                 try spool.writeControlFile(Self.fileName, Array(data) + [0x0A])

@@ -36,6 +36,9 @@ extension Spool {
     /// or a KEY, which means every subscriber's entry of that key.
     public func resolve(_ text: String) throws(OperationError) -> [SpoolItem] {
         let last = String(text.split(separator: "/").last ?? Substring(text))
+        // A hidden name is invisible in every folder (never moved), and `.`,
+        // `..` or `/` would find a folder itself.
+        guard !last.isEmpty, !last.hasPrefix("."), !last.contains("/") else { throw .noSuchEntry(text) }
         let exact = FileName(last)
         do {
             if let state = try locate(exact) {
@@ -70,15 +73,15 @@ extension Spool {
     /// A dropped file that intake flagged, found by the name it was dropped
     /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`.
     private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
-        let suffix = "Z-" + FlaggedName.safeComponent(name)
+        let safe = Array(FlaggedName.safeComponent(name).utf8)
         var found: [SpoolItem] = []
         for state in [SpoolState.needsAttention, .failed, .queued] {
             do {
                 let stream = try directory(state).entries()
                 while let candidate = try stream.next() {
-                    guard let text = candidate.string, text.hasPrefix("invalid-"), text.hasSuffix(suffix) else {
-                        continue
-                    }
+                    // The whole part after the time: a suffix would let
+                    // `y.json` find the file dropped as `xZ-y.json` too.
+                    guard let part = FlaggedName.droppedPart(of: candidate), part.elementsEqual(safe) else { continue }
                     found.append(SpoolItem(name: candidate, state: state, entry: nil))
                 }
             } catch {

@@ -7,6 +7,10 @@ import CourierSpool
 /// `resend --older-than 1h a b` moves only those of a and b that are old.
 public struct ItemSelection: Sendable {
     public var names: [String] = []
+    /// Names were asked for, perhaps none (`-` with an empty standard
+    /// input): then only they are acted on, so `grep … | courier delete -
+    /// --state failed` that finds nothing deletes nothing.
+    public var namesGiven = false
     /// Every item of the command's states; needed when nothing else says
     /// which, so a bare `courier resend` never moves a whole folder.
     public var all = false
@@ -18,7 +22,9 @@ public struct ItemSelection: Sendable {
     public init() {}
 
     /// True when it names nothing and filters nothing.
-    public var isEmpty: Bool { names.isEmpty && !all && subscriber == nil && states == nil && olderThan == nil }
+    public var isEmpty: Bool {
+        names.isEmpty && !namesGiven && !all && subscriber == nil && states == nil && olderThan == nil
+    }
 
     /// A name that could not be acted on, and why.
     public struct Refusal: Sendable, Equatable {
@@ -34,7 +40,7 @@ public struct ItemSelection: Sendable {
         let states = allowed.filter { self.states?.contains($0) ?? true }
         var items: [SpoolItem] = []
         var refused: [Refusal] = []
-        if names.isEmpty {
+        if names.isEmpty && !namesGiven {
             for state in states {
                 do {
                     try spool.forEachItem(in: state) { item in
@@ -63,8 +69,11 @@ public struct ItemSelection: Sendable {
                 items += usable
             }
         }
+        // An item named twice (`a@s a@s`, or by its key and its file name)
+        // moves once: the second move would find it gone and report it.
+        var seen: [SpoolState: Set<FileName>] = [:]
         var chosen: [SpoolItem] = []
-        for item in items where passes(item) {
+        for item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
             if let olderThan {
                 guard let status = try? spool.directory(item.state).status(of: item.name),
                     status.modified < now - olderThan

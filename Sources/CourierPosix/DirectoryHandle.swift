@@ -94,6 +94,17 @@ public final class DirectoryHandle {
         }
     }
 
+    /// Removes an empty directory; one already gone counts as removed.
+    public func removeDirectory(_ name: FileName) throws(SystemError) {
+        do {
+            try name.withCString { cName throws(SystemError) in
+                _ = try system("remove", displayPath(of: name)) { unlinkat(descriptor.rawValue, cName, AT_REMOVEDIR) }
+            }
+        } catch let error where error.errno == .noSuchFile {
+            return
+        }
+    }
+
     /// lstat of a name: symbolic links are described, not followed.
     /// Nil when the name does not exist.
     public func status(of name: FileName) throws(SystemError) -> FileStatus? {

@@ -40,14 +40,8 @@ package enum FlaggedName {
     static func make(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
         -> FileName
     {
-        var original = name.bytes
-        let prefix = Array("invalid-".utf8)
-        if original.starts(with: prefix), original.count > prefix.count + 17,
-            original[prefix.count + 16] == UInt8(ascii: "Z"), original[prefix.count + 17] == UInt8(ascii: "-")
-        {
-            original.removeFirst(prefix.count + 18)
-        }
-        let base = "invalid-\(time.compact)-" + safeComponent(FileName(bytes: original))
+        let original = droppedPart(of: name).map { FileName(bytes: Array($0)) } ?? name
+        let base = "invalid-\(time.compact)-" + safeComponent(original)
         var candidate = FileName(base)
         var counter = 2
         do {
@@ -59,6 +53,17 @@ package enum FlaggedName {
             throw SpoolError(error)
         }
         return candidate
+    }
+
+    /// What follows `invalid-TIME-` in a flagged name; nil for any other name.
+    package static func droppedPart(of name: FileName) -> ArraySlice<UInt8>? {
+        let prefix = Array("invalid-".utf8)
+        // `invalid-`, then `20261130T070000Z-`.
+        let start = prefix.count + 17
+        guard name.bytes.starts(with: prefix), name.bytes.count > start,
+            name.bytes[start - 2] == UInt8(ascii: "Z"), name.bytes[start - 1] == UInt8(ascii: "-")
+        else { return nil }
+        return name.bytes[start...]
     }
 
     /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.

@@ -120,4 +120,80 @@ import Testing
         let wrong = try binary.run(["--spool", spool.path, "ack", "--state", "sent"])
         #expect(wrong.status == 64 && wrong.error.contains("ack takes needsAttention"), "\(wrong.error)")
     }
+
+    @Test("the same item named twice, or by its key and by its file name, moves once and is not reported")
+    func duplicateNamesMoveOnce() throws {
+        let spool = try Self.spool(Self.mixed)
+        var selection = ItemSelection()
+        selection.names = ["a-1@alpha", "a-1@alpha.json", "needsAttention/a-1@alpha.json", "a-1", "a-1@alpha"]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates)
+        #expect(refused.isEmpty)
+        let report = try ManualMoves(spool: spool.spool).resend(items)
+        #expect(report.moved.map(\.item.name.description) == ["a-1@alpha.json"])
+        #expect(report.refused.isEmpty, "\(report.refused)")
+        #expect(try spool.ledger().filter { $0.event == .resent }.count == 1, "one line for one move")
+    }
+
+    @Test(
+        "names from an empty standard input pick nothing, even with a filter: delete - --state failed deletes no item")
+    func anEmptyStandardInputPicksNothing() throws {
+        let spool = try Self.spool(Self.mixed)
+        let binary = try CourierBinary.locate()
+        let filtered = try binary.run(["--spool", spool.path, "delete", "-", "--state", "failed"], input: "")
+        #expect(filtered.status == 0, "\(filtered.error)")
+        #expect(try spool.names(in: .failed) == ["a-3@alpha.json"], "the filter narrows names; it found none")
+
+        let everything = try binary.run(["--spool", spool.path, "ack", "-", "--all"], input: "\n")
+        #expect(everything.status == 64, "--all with names is refused: \(everything.error)")
+        #expect(try spool.names(in: .needsAttention).count == 3)
+    }
+
+    @Test("a hidden name, . , .. or / is no item: delete leaves a hidden file alone and says it found nothing")
+    func hiddenNamesAreNoItems() throws {
+        let spool = try Self.spool(Self.mixed)
+        #expect(FileManager.default.createFile(atPath: spool.path + "/failed/.keep", contents: Data("x".utf8)))
+        var selection = ItemSelection()
+        selection.names = [".keep", "failed/.keep", ".", "..", "/", "failed/.."]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
+        #expect(items.isEmpty)
+        #expect(refused.map(\.name) == selection.names)
+        #expect(refused.allSatisfy { $0.reason.hasPrefix("no item") }, "\(refused)")
+        _ = try ManualMoves(spool: spool.spool).delete(items)
+        #expect(FileManager.default.fileExists(atPath: spool.path + "/failed/.keep"))
+    }
+
+    @Test(
+        "a dropped name finds only the files flagged under that name: delete y.json leaves the one dropped as xZ-y.json"
+    )
+    func droppedNamesMatchWhole() throws {
+        let spool = try Self.spool([
+            (.needsAttention, "invalid-20261130T070000Z-y.json", 60),
+            (.needsAttention, "invalid-20261130T070000Z-xZ-y.json", 60),
+            (.failed, "invalid-20261130T080000Z-copy-of-y.json", 60),
+        ])
+        var selection = ItemSelection()
+        selection.names = ["y.json"]
+        let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
+        #expect(refused.isEmpty)
+        #expect(items.map(\.name.description) == ["invalid-20261130T070000Z-y.json"])
+        _ = try ManualMoves(spool: spool.spool).delete(items)
+        #expect(try spool.names(in: .needsAttention) == ["invalid-20261130T070000Z-xZ-y.json"])
+        #expect(try spool.names(in: .failed) == ["invalid-20261130T080000Z-copy-of-y.json"])
+    }
+
+    @Test("a flagged file resent unchanged is flagged again under the name it was dropped as, not a longer one")
+    func aResentFlaggedFileKeepsItsDroppedName() throws {
+        let (spool, _) = try IntakeTests.spoolWithServer()
+        try spool.drop("not json", as: "broken.json")
+        try spool.runRound()
+        let first = try #require(try spool.names(in: .needsAttention).first)
+        _ = try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("broken.json"))
+        sleep(1)
+        try spool.runRound()
+        let again = try spool.names(in: .needsAttention)
+        #expect(again.count == 1 && again != [first], "\(again)")
+        #expect(
+            again.allSatisfy { $0.hasPrefix("invalid-") && $0.hasSuffix("Z-broken.json") && $0.count == first.count })
+        #expect(try spool.spool.resolve("broken.json").map(\.name.description) == again)
+    }
 }

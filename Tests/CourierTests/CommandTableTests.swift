@@ -87,4 +87,13 @@ import Testing
         for line in text.split(separator: "\n") { #expect(line.count <= 90, "\(line)") }
         for (name, command) in Self.paths { #expect(text.contains("  \(name)  ") && text.contains(command.summary)) }
     }
+
+    @Test(
+        "prune's help says what failed-retention removes, as courier(1) does, and no longer that failed/ is never touched"
+    )
+    func pruneHelpNamesFailedRetention() throws {
+        let prune = try #require(CommandTable.command(named: "prune"))
+        #expect(prune.details.contains("failed-retention"), "\(prune.details)")
+        #expect(!prune.details.contains("failed/ or needsAttention/"), "\(prune.details)")
+    }
 }

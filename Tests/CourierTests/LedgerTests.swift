@@ -51,4 +51,20 @@ import Testing
         #expect(lines.map(\.key) == ["k1", "k2"])
         #expect(lines.map(\.event) == [.sent, .retry])
     }
+
+    @Test("event counts edited to a negative offset or a count at Int.max neither stop the metrics nor trap")
+    func editedEventCountsAreSurvived() throws {
+        let spool = try TemporarySpool()
+        try Ledger(directory: spool.spool.ledgerDirectory).append(
+            LedgerLine(time: .now(), round: "r", subscriber: "alpha", key: "k", event: .sent))
+        let day = Timestamp.now().utcDay
+        try spool.spool.writeControlFile(
+            "event-counts.json",
+            Array(#"{"position":{"day":"\#(day)","offset":-5},"counts":{"alpha":{"sent":7}}}"#.utf8))
+        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["sent"] == 1, "counted again from the ledger")
+
+        try spool.spool.writeControlFile(
+            "event-counts.json", Array(#"{"counts":{"alpha":{"sent":9223372036854775807}}}"#.utf8))
+        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["sent"] == Int.max)
+    }
 }

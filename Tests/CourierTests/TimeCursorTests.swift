@@ -167,4 +167,42 @@ import Testing
         let acks = try String(contentsOfFile: directory.path + "/sink/acks.tsv", encoding: .utf8)
         #expect(acks.split(separator: "\n").last?.hasSuffix("\t" + (second.serverTime ?? "?")) == true, "\(acks)")
     }
+
+    @Test("a version that is not a whole number fails the sync and leaves the cursor where it was")
+    func aVersionMustBeAWholeNumber() throws {
+        for bad in ["true", "15.5", "1e30", "18446744073709551615"] {
+            let server = try LoopbackServer { request, number in
+                guard request.method == "GET" else { return .respond(.json(200, "{}")) }
+                let version = number == 1 ? "3" : bad
+                return .respond(.json(200, #"{"upserts":[],"tombstones":[],"version":\#(version)}"#))
+            }
+            let spool = try Self.spool(server, cursor: .version)
+            _ = try Self.sync(spool)
+            #expect(throws: CatalogError.self, "version \(bad)") { try Self.sync(spool) }
+            let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+            #expect(failed.first?.detail.contains("version must be a whole number") == true, "\(bad): \(failed)")
+            let state = try CatalogState.load(spool.configuration.catalogs[0].name, in: spool.spool)
+            #expect(state.since == .version(3), "\(bad)")
+        }
+    }
+
+    @Test("a nextCursor that is neither a string nor null fails the sync instead of ending it after one page")
+    func aNextCursorMustBeAString() throws {
+        for cursor in [.version, .serverTime] as [CatalogCursor] {
+            let server = try LoopbackServer { request, _ in
+                guard request.method == "GET" else { return .respond(.json(200, "{}")) }
+                return .respond(
+                    .json(
+                        200,
+                        #"{"upserts":[{"id":"p1"}],"tombstones":[],"nextCursor":2,"version":5,"#
+                            + #""server_time":"2025-10-22T10:00:00Z"}"#))
+            }
+            let spool = try Self.spool(server, cursor: cursor)
+            #expect(throws: CatalogError.self) { try Self.sync(spool) }
+            let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+            #expect(failed.first?.detail.contains("nextCursor must be a string or null") == true, "\(failed)")
+            let state = try CatalogState.load(spool.configuration.catalogs[0].name, in: spool.spool)
+            #expect(state.since == nil, "the rest of the pages were never fetched")
+        }
+    }
 }

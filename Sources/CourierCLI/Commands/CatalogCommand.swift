@@ -42,20 +42,6 @@ enum CatalogCommand {
         let configuration = try invocation.configuration(readingSecrets: action == "sync")
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        var catalogs = configuration.catalogs
-        if let wanted = rest.first {
-            guard let name = SubscriberName(wanted), let catalog = configuration.catalog(named: name) else {
-                throw .usage("no [catalog \(wanted)] in \(configuration.file ?? "the configuration")")
-            }
-            catalogs = [catalog]
-        }
-        guard !catalogs.isEmpty else {
-            throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")")
-        }
-        if action == "status" {
-            try status(catalogs, spool: spool, json: json, output: invocation.output)
-            return
-        }
         let request = SyncRequest(spool: spool)
         if ifRequested {
             let requested: Bool
@@ -64,6 +50,25 @@ enum CatalogCommand {
                 invocation.log(.info, "no sync requested (.courier/\(SyncRequest.fileName) is absent)")
                 return
             }
+        }
+        /// A request taken is answered even when there is nothing to sync:
+        /// left in place, it would start courier-sync-request.service again
+        /// and again.
+        func refuse(_ message: String) throws(CLIError) -> Never {
+            if ifRequested { do { try request.finish() } catch { throw .spool(error) } }
+            throw .usage(message)
+        }
+        var catalogs = configuration.catalogs
+        if let wanted = rest.first {
+            guard let name = SubscriberName(wanted), let catalog = configuration.catalog(named: name) else {
+                try refuse("no [catalog \(wanted)] in \(configuration.file ?? "the configuration")")
+            }
+            catalogs = [catalog]
+        }
+        guard !catalogs.isEmpty else { try refuse("no [catalog NAME] in \(configuration.file ?? "the configuration")") }
+        if action == "status" {
+            try status(catalogs, spool: spool, json: json, output: invocation.output)
+            return
         }
         defer { invocation.refreshMetrics(configuration, spool: spool) }
         var failed = false

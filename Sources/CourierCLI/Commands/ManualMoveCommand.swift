@@ -88,6 +88,7 @@ enum ManualMoveCommand {
     static func selection(_ arguments: inout Arguments, action: Action) throws(CLIError) -> ItemSelection {
         var selection = ItemSelection()
         for name in try arguments.positionals() {
+            selection.namesGiven = true
             if name == "-" {
                 let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
                 selection.names += input.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
@@ -118,7 +119,7 @@ enum ManualMoveCommand {
         if selection.isEmpty {
             throw .usage("\(action.rawValue): name entries, `-` for standard input, or pick with --all or a filter")
         }
-        if selection.all && !selection.names.isEmpty { throw .usage("--all picks every item: give it no names") }
+        if selection.all && selection.namesGiven { throw .usage("--all picks every item: give it no names") }
         return selection
     }
 

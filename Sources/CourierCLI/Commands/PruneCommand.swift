@@ -10,7 +10,8 @@ enum PruneCommand {
         details: """
             Retention is --retention, else the configuration's, else 183d; kept etags
             (.courier/etags/) no answer renewed go with it too; tmp/ leftovers go after 36h.
-            Never touches failed/ or needsAttention/.
+            With failed-retention set, failed/ entries go that long after they entered it, each
+            with a deleted ledger line. Never touches needsAttention/.
             """,
         options: [
             .value("--retention", "DURATION", "keep this long (183d, 12h…) instead of the configuration's"),

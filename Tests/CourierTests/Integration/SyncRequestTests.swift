@@ -138,4 +138,40 @@ import Testing
         #expect(try CatalogTests.local(setup.spool).count == 300)
         #expect(try setup.spool.ledger().contains { $0.event == .sent && $0.key.hasPrefix("pushed-1") })
     }
+
+    @Test("a request that is a directory is served and removed, and the next request is served too")
+    func aDirectoryRequestIsRemoved() throws {
+        let setup = try Self.setUp()
+        try FileManager.default.createDirectory(atPath: setup.request, withIntermediateDirectories: false)
+        let binary = try CourierBinary.locate()
+        let first = try binary.run(["--config", setup.config, "catalog", "sync", "--if-requested"])
+        #expect(first.status == 0, "\(first.error)")
+        #expect(!FileManager.default.fileExists(atPath: setup.request))
+        #expect(!FileManager.default.fileExists(atPath: setup.taken), "left taken, it blocks every later request")
+
+        Self.touch(setup.request)
+        let second = try binary.run(["--config", setup.config, "catalog", "sync", "--if-requested"])
+        #expect(second.status == 0, "\(second.error)")
+        #expect(!FileManager.default.fileExists(atPath: setup.request), "the path unit would start again and again")
+        #expect(setup.pageRequests == 4, "the first sync fetched 3 pages, the second 1")
+    }
+
+    @Test(
+        "with no catalog configured a request is removed, so the path unit does not start the service again and again")
+    func aRequestWithoutCatalogsIsRemoved() throws {
+        let setup = try Self.setUp()
+        try setup.directory.write(
+            "[courier]\nspool = \(setup.spool.path)\n[subscriber sink]\nurl = http://127.0.0.1:9/in\n",
+            to: "no-catalogs.conf")
+        let config = setup.directory.path + "/no-catalogs.conf"
+        let binary = try CourierBinary.locate()
+        let idle = try binary.run(["--config", config, "catalog", "sync", "--if-requested"])
+        #expect(idle.status == 0, "without a request it exits 0: \(idle.error)")
+
+        Self.touch(setup.request)
+        let result = try binary.run(["--config", config, "catalog", "sync", "--if-requested"])
+        #expect(result.status == 64 && result.error.contains("no [catalog NAME]"), "\(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: setup.request))
+        #expect(!FileManager.default.fileExists(atPath: setup.taken))
+    }
 }
