@@ -12,6 +12,11 @@ public struct SpoolCheck {
         public let severity: Severity
         public let message: String
         public var description: String { "\(severity.rawValue): \(message)" }
+
+        public init(severity: Severity, message: String) {
+            self.severity = severity
+            self.message = message
+        }
     }
 
     let spool: Spool

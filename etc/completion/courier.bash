@@ -182,7 +182,7 @@ _courier() {
             [[ -n $ended ]] || _courier_offer "--since --until --subscriber --event --json"
             ;;
         check)
-            [[ -n $ended ]] || _courier_offer ""
+            [[ -n $ended ]] || _courier_offer "--json"
             ;;
         catalog)
             [[ -n $ended ]] || _courier_offer "sync status"

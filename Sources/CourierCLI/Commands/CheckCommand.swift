@@ -1,33 +1,49 @@
 import CourierOperations
 import CourierSpool
+import Foundation
 
 /// `courier check`: validate the configuration (secrets included) and the
 /// spool; non-zero on any fault.
 enum CheckCommand {
     static let command = Command(
         "check", summary: "validate the configuration and the spool; non-zero on a fault",
+        usage: "[--json]",
         details: """
             Reads the secret files too, and warns when one is readable by others, when
             notify-command cannot be run or failed the last time it ran. A spool
             fault (world-writable, a folder on another file system, queued/ not writable)
             exits 74.
             """,
+        options: [.flag("--json", "one JSON object: {config, spool, ok, subscribers, catalogs, findings}")],
         example: "courier --config /etc/courier/courier.conf check",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         try arguments.noPositionals("check")
+        let json = arguments.flag("--json")
         let configuration = try invocation.configuration(readingSecrets: true)
-        let names = configuration.subscribers.map(\.name.value).joined(separator: ", ")
-        invocation.output.line("config \(configuration.file ?? "-"): ok (subscribers: \(names))")
-        for warning in configuration.secretFileWarnings() { invocation.output.line("warning: \(warning)") }
-        for warning in configuration.tokenExpiryWarnings() { invocation.output.line("warning: \(warning)") }
         let spool: Spool
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        let warnings = (configuration.secretFileWarnings() + configuration.tokenExpiryWarnings().map(\.description)).map
+        {
+            SpoolCheck.Finding(severity: .warning, message: $0)
+        }
         let findings =
-            SpoolCheck(spool: spool).run() + NotifierCheck(configuration: configuration, spool: spool).run()
-        for finding in findings { invocation.output.line(finding.description) }
-        if findings.contains(where: { $0.severity == .fault }) { throw .reported(.ioError) }
-        invocation.output.line("spool \(spool.path): ok")
+            warnings + SpoolCheck(spool: spool).run() + NotifierCheck(configuration: configuration, spool: spool).run()
+        let ok = !findings.contains { $0.severity == .fault }
+        if json {
+            invocation.output.json([
+                "config": configuration.file ?? NSNull(), "spool": spool.path, "ok": ok,
+                "subscribers": configuration.subscribers.map(\.name.value),
+                "catalogs": configuration.catalogs.map(\.name.value),
+                "findings": findings.map { ["severity": $0.severity.rawValue, "message": $0.message] },
+            ])
+        } else {
+            let names = configuration.subscribers.map(\.name.value).joined(separator: ", ")
+            invocation.output.line("config \(configuration.file ?? "-"): ok (subscribers: \(names))")
+            for finding in findings { invocation.output.line(finding.description) }
+            if ok { invocation.output.line("spool \(spool.path): ok") }
+        }
+        if !ok { throw .reported(.ioError) }
     }
 }

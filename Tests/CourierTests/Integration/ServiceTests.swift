@@ -170,5 +170,11 @@ import Testing
         #expect(check.status == 0)
         #expect(check.output.contains("warning: the notifier failed after round"), "\(check.output)")
         #expect(check.output.contains("mail server down"), "\(check.output)")
+        let json = try binary.run(["--config", config, "check", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(object["ok"] as? Bool == true && object["subscribers"] as? [String] == ["alpha"])
+        let findings = try #require(object["findings"] as? [[String: String]])
+        #expect(
+            findings.contains { $0["severity"] == "warning" && $0["message"]?.contains("mail server down") == true })
     }
 }
