@@ -205,4 +205,18 @@ import Testing
             #expect(state.since == nil, "the rest of the pages were never fetched")
         }
     }
+
+    @Test("a state file edited to a server time that is no time starts a full sync instead of failing three times")
+    func anEditedSinceStartsOver() throws {
+        for since in ["yesterday", "2025-10-22", String(repeating: "9", count: 100)] {
+            let server = try Self.receiver(serverTimes: ["2025-10-22T10:00:00Z"])
+            let spool = try Self.spool(server, cursor: .serverTime)
+            let name = spool.configuration.catalogs[0].name
+            try spool.spool.writeControlFile(
+                CatalogState.fileName(name), Array(#"{"complete":false,"failures":0,"since":"\#(since)"}"#.utf8))
+            let report = try Self.sync(spool)
+            #expect(report.full, "\(since)")
+            #expect(server.requests.filter { $0.method == "GET" }.map(Self.since) == ["1970-01-01T00:00:00Z"])
+        }
+    }
 }
