@@ -219,4 +219,31 @@ import Testing
             #expect(server.requests.filter { $0.method == "GET" }.map(Self.since) == ["1970-01-01T00:00:00Z"])
         }
     }
+
+    /// The kernel stamps a file's mtime from its coarse clock, up to a tick
+    /// (4 ms at HZ=250) behind the clock a process reads: a file written
+    /// just after a page can be stamped before that page's server_time.
+    @Test("an item the sink's catalog gets just after a page is in the delta since that page's server_time")
+    func theSinksServerTimeMissesNoLaterChange() throws {
+        let directory = TemporaryDirectory("time-cursor")
+        let catalog = directory.path + "/catalogs/products"
+        try FileManager.default.createDirectory(atPath: catalog, withIntermediateDirectories: true)
+        let sink = try Sink(directory: directory.path + "/sink", catalogs: directory.path + "/catalogs")
+        func delta(since: String) throws -> [String: Any] {
+            let target =
+                "/catalogs/products/delta?since="
+                + (since.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? since)
+            let response = SinkArithmeticTests.respond(
+                sink, HTTPRequest(method: "GET", target: target, headers: [], body: []))
+            return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        }
+        var missed: [String] = []
+        for index in 0..<50 {
+            let serverTime = try #require(try delta(since: "0")["server_time"] as? String)
+            try Data(#"{"id":"p-\#(index)"}"#.utf8).write(to: URL(fileURLWithPath: catalog + "/p-\(index).json"))
+            let upserts = try delta(since: serverTime)["upserts"] as? [[String: Any]] ?? []
+            if !upserts.contains(where: { $0["id"] as? String == "p-\(index)" }) { missed.append("p-\(index)") }
+        }
+        #expect(missed.isEmpty, "written after the page, never served by the delta since its server_time: \(missed)")
+    }
 }
