@@ -246,4 +246,25 @@ import Testing
         }
         #expect(missed.isEmpty, "written after the page, never served by the delta since its server_time: \(missed)")
     }
+
+    @Test("a page whose nextCursor is the cursor it was asked with fails the sync instead of fetching it forever")
+    func aRepeatedCursorFailsTheSync() throws {
+        let server = try LoopbackServer { request, number in
+            guard request.method == "GET" else { return .respond(.json(200, "{}")) }
+            // Stands in for forever: the test must end even when courier loops.
+            guard number <= 10 else { return .respond(.json(500, #"{"error":"enough"}"#)) }
+            return .respond(
+                .json(
+                    200,
+                    #"{"upserts":[{"id":"p1"}],"tombstones":[],"nextCursor":"same","version":5,"#
+                        + #""server_time":"2025-10-22T10:00:00Z"}"#))
+        }
+        let spool = try Self.spool(server, cursor: .serverTime)
+        #expect(throws: CatalogError.self) { try Self.sync(spool) }
+        #expect(server.requests.filter { $0.method == "GET" }.count == 2)
+        let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+        #expect(
+            failed.first?.detail.contains(#"page 2: nextCursor "same" is the cursor it was asked with"#) == true,
+            "\(failed)")
+    }
 }
