@@ -19,6 +19,14 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
+    /// False for a time no server gave (the parser takes only RFC 3339 of
+    /// at most 64 bytes): sent back, every delta would fail until the third
+    /// failure made the sync full.
+    var isPlausible: Bool {
+        guard case .serverTime(let time) = self else { return true }
+        return time.utf8.count <= CatalogPage.serverTimeLimit && Timestamp(rfc3339: time) != nil
+    }
+
     var cursor: CatalogCursor {
         switch self {
         case .version: return .version
@@ -102,11 +110,13 @@ public struct CatalogState: Codable, Sendable, Equatable {
 
     /// The saved state; a new one when there is none yet. A file that
     /// cannot be read is an error (it must not pass for a catalog never
-    /// synced); one that does not decode was edited by hand, and a fresh
-    /// state means a full sync, which rebuilds the catalog from the server.
+    /// synced); one that does not decode, or holds a time that is no time,
+    /// was edited by hand, and a fresh state means a full sync, which
+    /// rebuilds the catalog from the server.
     public static func load(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) -> CatalogState {
         guard let bytes = try spool.controlFile(fileName(catalog)),
-            let state = try? JSONDecoder().decode(CatalogState.self, from: Data(bytes))
+            let state = try? JSONDecoder().decode(CatalogState.self, from: Data(bytes)),
+            state.since?.isPlausible ?? true, state.syncing?.isPlausible ?? true
         else { return CatalogState() }
         return state
     }

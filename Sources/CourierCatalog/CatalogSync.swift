@@ -185,7 +185,14 @@ public struct CatalogSync {
                 catalog: catalog.name.value, url: url, status: answer.status,
                 answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
-        return try CatalogPage.parse(answer.body, catalog: catalog, url: url, page: number)
+        let page = try CatalogPage.parse(answer.body, catalog: catalog, url: url, page: number)
+        // Asked again with it, the server would send this page forever.
+        if let cursor, page.nextCursor == cursor {
+            throw .malformed(
+                catalog: catalog.name.value, url: url,
+                "page \(number): nextCursor \"\(cursor)\" is the cursor it was asked with")
+        }
+        return page
     }
 
     /// A query value as sent: `+` (a time zone offset), `&` and `=` encoded.

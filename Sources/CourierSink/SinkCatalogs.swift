@@ -35,7 +35,7 @@ extension Sink {
             return .json(404, #"{"error":"no such catalog"}"#)
         }
 
-        let serverTime = Timestamp.now()
+        let serverTime = Self.serverTime()
         var latest: [String: (version: Int64, deleted: Bool)] = [:]
         for fileName in (try? handle.sortedNames()) ?? [] {
             guard let text = fileName.string, text.hasSuffix(".json"), let id = RecordID(String(text.dropLast(5))),
@@ -75,6 +75,18 @@ extension Sink {
             200,
             #"{"upserts":[\#(upserts.joined(separator: ","))],"tombstones":[\#(tombstones.joined(separator: ","))],"#
                 + #""nextCursor":\#(next),"version":\#(version),"server_time":"\#(serverTime.rfc3339)"}"#)
+    }
+
+    /// A time no change made after this page can be stamped before, so a
+    /// delta since it misses none: the kernel stamps mtimes from its coarse
+    /// clock, up to a tick (4 ms at HZ=250) behind `Timestamp.now()`, and
+    /// versions are whole milliseconds. So the coarse clock, less one
+    /// millisecond; what changed within it comes again, which is harmless.
+    static func serverTime() -> Timestamp {
+        var coarse = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &coarse)
+        return Timestamp(secondsSinceEpoch: Int64(coarse.tv_sec), nanoseconds: Int64(coarse.tv_nsec))
+            - .milliseconds(1)
     }
 
     /// A version, or an RFC 3339 time as the same milliseconds; -1 for neither.

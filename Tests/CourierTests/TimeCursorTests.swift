@@ -205,4 +205,66 @@ import Testing
             #expect(state.since == nil, "the rest of the pages were never fetched")
         }
     }
+
+    @Test("a state file edited to a server time that is no time starts a full sync instead of failing three times")
+    func anEditedSinceStartsOver() throws {
+        for since in ["yesterday", "2025-10-22", String(repeating: "9", count: 100)] {
+            let server = try Self.receiver(serverTimes: ["2025-10-22T10:00:00Z"])
+            let spool = try Self.spool(server, cursor: .serverTime)
+            let name = spool.configuration.catalogs[0].name
+            try spool.spool.writeControlFile(
+                CatalogState.fileName(name), Array(#"{"complete":false,"failures":0,"since":"\#(since)"}"#.utf8))
+            let report = try Self.sync(spool)
+            #expect(report.full, "\(since)")
+            #expect(server.requests.filter { $0.method == "GET" }.map(Self.since) == ["1970-01-01T00:00:00Z"])
+        }
+    }
+
+    /// The kernel stamps a file's mtime from its coarse clock, up to a tick
+    /// (4 ms at HZ=250) behind the clock a process reads: a file written
+    /// just after a page can be stamped before that page's server_time.
+    @Test("an item the sink's catalog gets just after a page is in the delta since that page's server_time")
+    func theSinksServerTimeMissesNoLaterChange() throws {
+        let directory = TemporaryDirectory("time-cursor")
+        let catalog = directory.path + "/catalogs/products"
+        try FileManager.default.createDirectory(atPath: catalog, withIntermediateDirectories: true)
+        let sink = try Sink(directory: directory.path + "/sink", catalogs: directory.path + "/catalogs")
+        func delta(since: String) throws -> [String: Any] {
+            let target =
+                "/catalogs/products/delta?since="
+                + (since.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? since)
+            let response = SinkArithmeticTests.respond(
+                sink, HTTPRequest(method: "GET", target: target, headers: [], body: []))
+            return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        }
+        var missed: [String] = []
+        for index in 0..<50 {
+            let serverTime = try #require(try delta(since: "0")["server_time"] as? String)
+            try Data(#"{"id":"p-\#(index)"}"#.utf8).write(to: URL(fileURLWithPath: catalog + "/p-\(index).json"))
+            let upserts = try delta(since: serverTime)["upserts"] as? [[String: Any]] ?? []
+            if !upserts.contains(where: { $0["id"] as? String == "p-\(index)" }) { missed.append("p-\(index)") }
+        }
+        #expect(missed.isEmpty, "written after the page, never served by the delta since its server_time: \(missed)")
+    }
+
+    @Test("a page whose nextCursor is the cursor it was asked with fails the sync instead of fetching it forever")
+    func aRepeatedCursorFailsTheSync() throws {
+        let server = try LoopbackServer { request, number in
+            guard request.method == "GET" else { return .respond(.json(200, "{}")) }
+            // Stands in for forever: the test must end even when courier loops.
+            guard number <= 10 else { return .respond(.json(500, #"{"error":"enough"}"#)) }
+            return .respond(
+                .json(
+                    200,
+                    #"{"upserts":[{"id":"p1"}],"tombstones":[],"nextCursor":"same","version":5,"#
+                        + #""server_time":"2025-10-22T10:00:00Z"}"#))
+        }
+        let spool = try Self.spool(server, cursor: .serverTime)
+        #expect(throws: CatalogError.self) { try Self.sync(spool) }
+        #expect(server.requests.filter { $0.method == "GET" }.count == 2)
+        let failed = try spool.ledger().filter { $0.event == .catalogFailed }
+        #expect(
+            failed.first?.detail.contains(#"page 2: nextCursor "same" is the cursor it was asked with"#) == true,
+            "\(failed)")
+    }
 }
