@@ -26,6 +26,14 @@ public struct History {
             self.key = key
         }
 
+        /// Bytes every matching line contains, the most telling first: the
+        /// ledger search parses only lines that have them.
+        var needle: String? {
+            if let key { return "\t" + LedgerLine.escape(key) + "\t" }
+            if let subscriber { return "\t" + LedgerLine.escape(subscriber) + "\t" }
+            return event.map { "\t" + $0.rawValue + "\t" }
+        }
+
         func matches(_ line: LedgerLine) -> Bool {
             if let since, line.time < since { return false }
             if let until, line.time >= until { return false }
@@ -38,11 +46,18 @@ public struct History {
 
     public func lines(_ filter: Filter) throws(SpoolError) -> [LedgerLine] {
         var found: [LedgerLine] = []
-        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay)
-        {
-            if filter.matches($0) { found.append($0) }
-        }
+        try forEachLine(filter) { found.append($0) }
         return found
+    }
+
+    /// The lines `filter` matches, oldest first, as they are read.
+    public func forEachLine(_ filter: Filter, _ visit: (LedgerLine) -> Void) throws(SpoolError) {
+        _ = try Ledger.read(
+            from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay,
+            containing: filter.needle
+        ) {
+            if filter.matches($0) { visit($0) }
+        }
     }
 
     /// Every ledger line of one item, oldest first.
