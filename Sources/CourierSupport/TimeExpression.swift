@@ -12,7 +12,7 @@ public enum TimeExpression {
     /// `text` as a point in time, with `now` given so the answer depends on
     /// nothing else; nil for anything that is not one of `forms`.
     public static func parse(_ text: String, now: Timestamp) -> Timestamp? {
-        let today = Timestamp(secondsSinceEpoch: now.secondsSinceEpoch - positiveRemainder(now.secondsSinceEpoch))
+        let today = now.utcDayStart
         switch text {
         case "now": return now
         case "today": return today
@@ -28,12 +28,6 @@ public enum TimeExpression {
         if text.hasPrefix("@") { return epoch(text.dropFirst()) }
         if let dayAndTime = dayAndTime(text) { return dayAndTime }
         return Timestamp(dateOrTime: text)
-    }
-
-    /// Seconds past the UTC midnight before `seconds`.
-    private static func positiveRemainder(_ seconds: Int64) -> Int64 {
-        let rest = seconds % 86_400
-        return rest < 0 ? rest + 86_400 : rest
     }
 
     /// `@1764486000` or `@1764486000.25`: seconds since 1970, as date +%s
@@ -75,5 +69,15 @@ public enum TimeExpression {
         let (hour, minute, second) = (values[0], values[1], values.count == 3 ? values[2] : 0)
         guard hour < 24, minute < 60, second < 60 else { return nil }
         return day + .seconds(hour * 3600 + minute * 60 + second)
+    }
+}
+
+extension Timestamp {
+    /// 00:00 UTC of this time's day: where `today` and the ledger's day
+    /// file begin.
+    public var utcDayStart: Timestamp {
+        let seconds = secondsSinceEpoch
+        let rest = seconds % 86_400
+        return Timestamp(secondsSinceEpoch: seconds - (rest < 0 ? rest + 86_400 : rest))
     }
 }

@@ -139,13 +139,13 @@ _courier() {
             ;;
         log)
             case $prev in
-                --since | --until | --subscriber) return ;;
+                --since | --until | --lines | -n | --subscriber | --key) return ;;
                 --event)
                     COMPREPLY=($(compgen -W "accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered catalogSynced catalogFailed catalogDeleted deleted" -- "$cur"))
                     return
                     ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--since --until --subscriber --event --json"
+            [[ -n $ended ]] || _courier_offer "--since --until --lines -n --follow -f --subscriber --key --event --json"
             ;;
         check)
             [[ -n $ended ]] || _courier_offer ""
