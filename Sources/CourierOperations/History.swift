@@ -1,7 +1,7 @@
 import CourierPosix
 import CourierSpool
 
-/// The ledger, read back for people: `why`, `log`, `list`'s last event.
+/// The ledger, read back for people: `why` and `log`.
 public struct History {
     let spool: Spool
 
@@ -63,15 +63,6 @@ public struct History {
     /// Every ledger line of one item, oldest first.
     public func lines(for item: SpoolItem) throws(SpoolError) -> [LedgerLine] {
         try lines(Filter(subscriber: item.ledgerSubscriber, key: item.ledgerKey))
-    }
-
-    /// The last event of each `(subscriber, key)`, for `list`.
-    public func lastEvents() throws(SpoolError) -> [String: LedgerLine] {
-        var last: [String: LedgerLine] = [:]
-        _ = try Ledger.read(from: spool.ledgerDirectory) { line in
-            last[line.subscriber + "\t" + line.key] = line
-        }
-        return last
     }
 }
 

@@ -84,8 +84,11 @@ _courier() {
             [[ -n $ended ]] || _courier_offer "--json"
             ;;
         list)
+            case $prev in
+                --subscriber | --older-than) return ;;
+            esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--json"
+                _courier_offer "--subscriber --older-than --json"
             else
                 COMPREPLY=($(compgen -W "queued awaitingRoute sending sent failed needsAttention" -- "$cur"))
             fi
