@@ -124,3 +124,33 @@ import Testing
         #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201))
     }
 }
+
+/// `courier status --ages`: qshape's view of the spool.
+@Suite struct QueueShapeTests {
+    @Test(
+        "an age falls in the first bucket it is under: <5m, <1h, <1d, else older",
+        arguments: [
+            (0, 0), (-30, 0), (299, 0), (300, 1), (3599, 1), (3600, 2), (86_399, 2), (86_400, 3), (10_000_000, 3),
+        ])
+    func buckets(seconds: Int64, bucket: Int) {
+        #expect(QueueShape.bucket(for: .seconds(seconds)) == bucket, "\(seconds) s")
+    }
+
+    @Test("items are counted per subscriber and state by their file's age; sent/ is left out")
+    func shapeOfASpool() throws {
+        let spool = try ListingTests.spool()
+        try ListingTests.put("q3@alpha.json", in: .queued, age: .seconds(2 * 86_400), spool)
+        try ListingTests.put("n2@alpha.json", in: .needsAttention, age: .seconds(1), spool)
+        let shape = try QueueShape.measure(spool.spool, now: ListingTests.now)
+        #expect(
+            shape.rows == [
+                QueueShape.Row(subscriber: "-", state: .needsAttention, counts: [1, 0, 0, 0]),
+                QueueShape.Row(subscriber: "alpha", state: .needsAttention, counts: [1, 0, 0, 1]),
+                QueueShape.Row(subscriber: "alpha", state: .queued, counts: [1, 0, 0, 1]),
+                QueueShape.Row(subscriber: "beta", state: .queued, counts: [0, 0, 1, 0]),
+                QueueShape.Row(subscriber: "beta", state: .failed, counts: [0, 1, 0, 0]),
+            ])
+        #expect(shape.rows.map(\.total) == [1, 2, 2, 1, 1])
+        #expect(try QueueShape.measure(TemporarySpool().spool, now: ListingTests.now).rows.isEmpty)
+    }
+}

@@ -81,7 +81,7 @@ _courier() {
             [[ -n $ended ]] || _courier_offer ""
             ;;
         status)
-            [[ -n $ended ]] || _courier_offer "--json"
+            [[ -n $ended ]] || _courier_offer "--ages --json"
             ;;
         list)
             case $prev in

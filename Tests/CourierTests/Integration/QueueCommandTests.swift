@@ -88,3 +88,30 @@ import Testing
         #expect(empty.status == 0 && empty.output.isEmpty, "\(empty.error)")
     }
 }
+
+extension QueueCommandTests {
+    @Test("status --ages counts each subscriber's items per state by age; --json --ages gives the same as an object")
+    func statusAges() throws {
+        let (directory, binary, config) = try Self.setUp()
+        defer { withExtendedLifetime(directory) {} }
+        let text = try binary.run(["--config", config, "status", "--ages"])
+        #expect(text.status == 0, "\(text.error)")
+        let table = try #require(text.output.components(separatedBy: "ages, from each file's mtime").last)
+        // In a pipe: tab-separated, no header; SUBSCRIBER STATE TOTAL <5m <1h <1d older.
+        #expect(
+            table.split(separator: "\n").dropFirst().map(String.init) == [
+                "alpha\tneedsAttention\t1\t0\t0\t0\t1", "alpha\tqueued\t2\t1\t0\t1\t0", "beta\tqueued\t1\t0\t1\t0\t0",
+                "beta\tfailed\t1\t0\t1\t0\t0",
+            ], "\(text.output)")
+        #expect(!(try binary.run(["--config", config, "status"]).output.contains("ages, from")))
+        let json = try binary.run(["--config", config, "status", "--json", "--ages"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let ages = try #require(object["ages"] as? [String: [String: [String: Int]]], "\(json.output)")
+        #expect(ages["alpha"]?["queued"] == ["total": 2, "under5m": 1, "under1h": 0, "under1d": 1, "older": 0])
+        #expect(ages["beta"]?["failed"] == ["total": 1, "under5m": 0, "under1h": 1, "under1d": 0, "older": 0])
+        #expect(ages["alpha"]?["sent"] == nil)
+        #expect((object["counts"] as? [String: Int])?["queued"] == 3)
+        let plain = try binary.run(["--config", config, "status", "--json"])
+        #expect(!plain.output.contains("\"ages\""))
+    }
+}
