@@ -59,7 +59,8 @@ struct Command: Sendable {
 /// `--since=DATE`).
 struct Option: Sendable, Equatable {
     let name: String
-    /// `-q` for `--quiet`; only the global options have one.
+    /// `-q` for `--quiet`, `-n` for log's `--lines`: only where a familiar
+    /// tool (journalctl, tail) taught people the short form.
     let short: String?
     /// `DATE`, `FILE`…; nil for a flag.
     let placeholder: String?
@@ -71,10 +72,10 @@ struct Option: Sendable, Equatable {
         Option(name: name, short: short, placeholder: nil, help: help, completion: .nothing)
     }
 
-    static func value(_ name: String, _ placeholder: String, _ help: String, completion: Completion = .nothing)
-        -> Option
-    {
-        Option(name: name, short: nil, placeholder: placeholder, help: help, completion: completion)
+    static func value(
+        _ name: String, short: String? = nil, _ placeholder: String, _ help: String, completion: Completion = .nothing
+    ) -> Option {
+        Option(name: name, short: short, placeholder: placeholder, help: help, completion: completion)
     }
 
     var takesValue: Bool { placeholder != nil }

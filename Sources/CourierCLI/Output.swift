@@ -12,6 +12,11 @@ struct Output {
         print(text)
     }
 
+    /// Text without a newline: a JSON array written an element at a time.
+    func write(_ text: String) {
+        print(text, terminator: "")
+    }
+
     func error(_ text: String) {
         fflush(nil)
         let prefix = journal ? (text.hasPrefix("fatal:") ? "<3>" : "<4>") : "courier: "

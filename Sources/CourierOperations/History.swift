@@ -2,7 +2,7 @@ import CourierPosix
 import CourierSpool
 import CourierTransport
 
-/// The ledger, read back for people: `why`, `log`, `list`'s last event.
+/// The ledger, read back for people: `why` and `log`.
 public struct History {
     let spool: Spool
 
@@ -27,6 +27,14 @@ public struct History {
             self.key = key
         }
 
+        /// Bytes every matching line contains, the most telling first: the
+        /// ledger search parses only lines that have them.
+        var needle: String? {
+            if let key { return "\t" + LedgerLine.escape(key) + "\t" }
+            if let subscriber { return "\t" + LedgerLine.escape(subscriber) + "\t" }
+            return event.map { "\t" + $0.rawValue + "\t" }
+        }
+
         func matches(_ line: LedgerLine) -> Bool {
             if let since, line.time < since { return false }
             if let until, line.time >= until { return false }
@@ -39,25 +47,23 @@ public struct History {
 
     public func lines(_ filter: Filter) throws(SpoolError) -> [LedgerLine] {
         var found: [LedgerLine] = []
-        _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay)
-        {
-            if filter.matches($0) { found.append($0) }
-        }
+        try forEachLine(filter) { found.append($0) }
         return found
+    }
+
+    /// The lines `filter` matches, oldest first, as they are read.
+    public func forEachLine(_ filter: Filter, _ visit: (LedgerLine) -> Void) throws(SpoolError) {
+        _ = try Ledger.read(
+            from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay,
+            containing: filter.needle
+        ) {
+            if filter.matches($0) { visit($0) }
+        }
     }
 
     /// Every ledger line of one item, oldest first.
     public func lines(for item: SpoolItem) throws(SpoolError) -> [LedgerLine] {
         try lines(Filter(subscriber: item.ledgerSubscriber, key: item.ledgerKey))
-    }
-
-    /// The last event of each `(subscriber, key)`, for `list`.
-    public func lastEvents() throws(SpoolError) -> [String: LedgerLine] {
-        var last: [String: LedgerLine] = [:]
-        _ = try Ledger.read(from: spool.ledgerDirectory) { line in
-            last[line.subscriber + "\t" + line.key] = line
-        }
-        return last
     }
 }
 

@@ -129,35 +129,20 @@ public final class Ledger {
     }
 
     /// Every well-formed line from `since` (a UTC day, inclusive) on, in
-    /// file order. Malformed lines are counted, not fatal: the ledger is a
+    /// file order; with `needle`, only the lines that contain it (see
+    /// `readDay`). Malformed lines are counted, not fatal: the ledger is a
     /// text file people may edit. A last line without its newline is one
     /// being written (or torn by a crash): it is read if it parses and
     /// otherwise passed over without being counted.
     public static func read(
         from directory: DirectoryHandle, sinceDay: String? = nil, untilDay: String? = nil,
-        _ visit: (LedgerLine) -> Void
+        containing needle: String? = nil, _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> Int {
         var malformed = 0
         for (day, name) in try dayFiles(in: directory) {
             if let sinceDay, day < sinceDay { continue }
             if let untilDay, day > untilDay { continue }
-            let bytes: [UInt8]
-            do {
-                let file = try directory.openFile(name, flags: O_RDONLY)
-                bytes = try file.read(upTo: Int.max)
-            } catch {
-                throw SpoolError(error)
-            }
-            let text = String(decoding: bytes, as: UTF8.self)
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
-            let endsWhole = bytes.last == 0x0A
-            for (index, line) in lines.enumerated() {
-                if let parsed = LedgerLine(parsing: line) {
-                    visit(parsed)
-                } else if endsWhole || index < lines.count - 1 {
-                    malformed += 1
-                }
-            }
+            malformed += try readDay(name, in: directory, containing: needle, visit)
         }
         return malformed
     }

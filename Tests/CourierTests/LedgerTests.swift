@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import CourierCatalog
@@ -66,5 +67,34 @@ import Testing
         try spool.spool.writeControlFile(
             "event-counts.json", Array(#"{"counts":{"alpha":{"sent":9223372036854775807}}}"#.utf8))
         #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["sent"] == Int.max)
+    }
+
+    @Test("the ledger search parses only lines with the needle, and finds the same lines as a full read")
+    func searchingFindsWhatAFullReadFinds() throws {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        var lines: [LedgerLine] = []
+        for (day, keys) in [("2026-11-28", ["a1"]), ("2026-11-29", ["b1", "b1#2"]), ("2026-11-30", ["c1"])] {
+            for (index, key) in keys.enumerated() {
+                let time = try #require(Timestamp(rfc3339: "\(day)T0\(index + 1):00:00Z"))
+                lines.append(LedgerLine(time: time, round: "r", subscriber: "alpha", key: key, event: .accepted))
+                lines.append(
+                    LedgerLine(time: time, round: "r", subscriber: "beta", key: key, event: .sent, status: 201))
+            }
+        }
+        try Ledger(directory: directory).append(lines)
+        let file = try directory.openFile(FileName("2026-11-29.tsv"), flags: O_WRONLY | O_APPEND)
+        try file.write(Array("not a ledger line b1\nb1 nor this\n".utf8))
+        for needle in ["\tb1\t", "\tbeta\t", "\tsent\t", "b1", "nowhere"] {
+            var full: [LedgerLine] = []
+            let fullMalformed = try Ledger.read(from: directory) {
+                if $0.formatted.contains(needle) { full.append($0) }
+            }
+            var searched: [LedgerLine] = []
+            let malformed = try Ledger.read(from: directory, containing: needle) { searched.append($0) }
+            #expect(searched == full, "\(needle)")
+            #expect(fullMalformed == 2)
+            #expect(malformed == (needle == "b1" ? 2 : 0), "\(needle)")
+        }
     }
 }

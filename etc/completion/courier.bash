@@ -81,18 +81,21 @@ _courier() {
             [[ -n $ended ]] || _courier_offer ""
             ;;
         status)
-            [[ -n $ended ]] || _courier_offer "--json"
+            [[ -n $ended ]] || _courier_offer "--ages --json"
             ;;
         list)
+            case $prev in
+                --subscriber | --older-than) return ;;
+            esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--json"
+                _courier_offer "--subscriber --older-than --json"
             else
                 COMPREPLY=($(compgen -W "queued awaitingRoute sending sent failed needsAttention" -- "$cur"))
             fi
             ;;
         why)
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer ""
+                _courier_offer "--json"
             else
                 COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute)" -- "$cur"))
             fi
@@ -173,13 +176,13 @@ _courier() {
             ;;
         log)
             case $prev in
-                --since | --until | --subscriber) return ;;
+                --since | --until | --lines | -n | --subscriber | --key) return ;;
                 --event)
                     COMPREPLY=($(compgen -W "accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered catalogSynced catalogFailed catalogDeleted deleted" -- "$cur"))
                     return
                     ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--since --until --subscriber --event --json"
+            [[ -n $ended ]] || _courier_offer "--since --until --lines -n --follow -f --subscriber --key --event --json"
             ;;
         check)
             [[ -n $ended ]] || _courier_offer "--json"

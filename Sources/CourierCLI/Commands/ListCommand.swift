@@ -1,83 +1,96 @@
 import CourierOperations
 import CourierPosix
 import CourierSpool
+import CourierSupport
 import Foundation
 
-/// `courier list [STATE] [--json]`: one line per item.
+/// `courier list [STATE] [--subscriber NAME] [--older-than DURATION] [--json]`:
+/// one line per item.
 enum ListCommand {
     static let command = Command(
         "list", summary: "one line per item, with its state, key, subscriber, kind and last event",
-        usage: "[STATE] [--json]", options: [.flag("--json", "one JSON array")],
-        operands: .words(SpoolState.allCases.map(\.rawValue)), example: "courier list needsAttention",
+        usage: "[STATE] [--subscriber NAME] [--older-than DURATION] [--json]",
+        details: """
+            Without STATE, every state but sent/. Rows come in the order the folders give them,
+            as soon as each is read (pipe to sort for another).
+            """,
+        options: [
+            .value("--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files"),
+            .value("--older-than", "DURATION", "items whose file is older than this (30m, 2h, 7d), by mtime"),
+            .flag("--json", "one JSON object per line"),
+        ],
+        operands: .words(SpoolState.allCases.map(\.rawValue)), example: "courier list queued --older-than 1h",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let json = arguments.flag("--json")
         let rest = try arguments.positionals()
         guard rest.count <= 1 else { throw .usage("list takes at most one STATE") }
-        var states = SpoolState.attentionFirst
+        var filter = Listing.Filter()
         if let name = rest.first {
             guard let state = SpoolState(rawValue: name) else {
                 throw .usage("\(name) is not a state (\(SpoolState.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
-            states = [state]
+            filter.states = [state]
+        }
+        filter.subscriber = try arguments.option("--subscriber")
+        if let text = try arguments.option("--older-than") {
+            guard let age = Units.duration(text) else {
+                throw .usage("--older-than \(text): not a duration (such as 90s, 30m, 2h, 7d)")
+            }
+            filter.olderThan = age
         }
         let spool = try invocation.openSpool()
-        let lastEvents: [String: LedgerLine]
-        do { lastEvents = try History(spool: spool).lastEvents() } catch { throw .spool(error) }
         let now = Timestamp.now()
-        var rows: [[String]] = []
-        var objects: [[String: Any]] = []
-        for state in states {
-            var items: [SpoolItem] = []
-            do { try spool.forEachItem(in: state) { items.append($0) } } catch { throw .spool(error) }
-            for item in items.sorted(by: { $0.name < $1.name }) {
-                let facts = RecordFacts.read(item, in: spool)
-                let last = lastEvents[item.ledgerSubscriber + "\t" + item.ledgerKey]
-                let age = facts.modified.map { Age.describe(now - $0) } ?? "-"
-                let lastText =
-                    last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
-                rows.append([
-                    state.rawValue, item.ledgerKey, item.ledgerSubscriber, facts.kind ?? "-", facts.time ?? "-", age,
-                    lastText,
-                ])
-                objects.append([
-                    "state": state.rawValue, "name": item.name.description, "key": item.ledgerKey,
-                    "subscriber": item.ledgerSubscriber, "kind": facts.kind ?? NSNull(), "time": facts.time ?? NSNull(),
-                    "ageSeconds": facts.modified.map { (now - $0).nanoseconds / 1_000_000_000 } ?? NSNull(),
-                    "lastEvent": last?.event.rawValue ?? NSNull(), "lastStatus": last?.status ?? NSNull(),
-                ])
+        let output = invocation.output
+        var table = TableWriter(output, header: ["STATE", "KEY", "SUBSCRIBER", "KIND", "TIME", "AGE", "LAST"])
+        var rows = 0
+        do {
+            try Listing(spool: spool).forEach(filter, now: now) { row in
+                if json {
+                    output.line(object(row, now: now))
+                } else {
+                    table.add(cells(row, now: now))
+                }
+                rows += 1
             }
+        } catch {
+            throw .spool(error)
         }
-        if json {
-            guard let data = try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]) else {
-                throw .io("unable to encode the list as JSON")
-            }
-            invocation.output.line(String(decoding: data, as: UTF8.self))
-            return
-        }
-        if invocation.output.isTerminal && !rows.isEmpty {
-            rows.insert(["STATE", "KEY", "SUBSCRIBER", "KIND", "TIME", "AGE", "LAST"], at: 0)
-        }
-        invocation.output.table(rows)
+        if !json { table.flush() }
+        if rows == 0, let subscriber = filter.subscriber { try check(subscriber: subscriber, invocation) }
     }
-}
 
-/// The few facts `list` shows from inside an item's file.
-struct RecordFacts {
-    var kind: String?
-    var time: String?
-    var modified: Timestamp?
+    static func cells(_ row: Listing.Row, now: Timestamp) -> [String] {
+        let last = row.last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
+        return [
+            row.item.state.rawValue, row.item.ledgerKey, row.item.ledgerSubscriber, row.kind ?? "-", row.time ?? "-",
+            Age.describe(now - row.modified), last,
+        ]
+    }
 
-    static func read(_ item: SpoolItem, in spool: Spool) -> RecordFacts {
-        var facts = RecordFacts()
-        facts.modified = try? spool.directory(item.state).status(of: item.name)?.modified
-        guard let bytes = try? spool.read(item.name, in: item.state, limit: 1 << 20),
-            let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
-        else { return facts }
-        facts.kind = object["kind"] as? String
-        facts.time = object["time"] as? String
-        return facts
+    static func object(_ row: Listing.Row, now: Timestamp) -> String {
+        var object = JSONFields.item(row.item)
+        object["kind"] = row.kind ?? NSNull()
+        object["time"] = row.time ?? NSNull()
+        object["ageSeconds"] = (now - row.modified).nanoseconds / 1_000_000_000
+        object["lastEvent"] = row.last?.event.rawValue ?? NSNull()
+        object["lastStatus"] = row.last?.status ?? NSNull()
+        return JSONFields.text(object) ?? "null"
+    }
+
+    /// Nothing listed for a name the configuration does not know: most
+    /// likely a typo, said rather than left as an empty answer. A removed
+    /// subscriber's entries (in needsAttention/) were listed, so they never
+    /// get here.
+    static func check(subscriber: String, _ invocation: Invocation) throws(CLIError) {
+        guard subscriber != "-", let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        else { return }
+        let configured = configuration.subscribers.map(\.name.value)
+        guard !configured.contains(subscriber) else { return }
+        throw .usage(
+            "--subscriber \(subscriber): no such subscriber in the configuration, and no item of it "
+                + "(configured: \(configured.isEmpty ? "none" : configured.joined(separator: ", ")))")
     }
 }
 

@@ -1,41 +1,56 @@
+import CourierConfig
 import CourierOperations
 import CourierPosix
 import CourierSpool
+import CourierSupport
 import Foundation
+import Glibc
 
-/// `courier log [--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]`
+/// `courier log`: the ledger's lines, as journalctl shows the journal's.
 enum LogCommand {
     static let command = Command(
-        "log", summary: "ledger lines, oldest first",
-        usage: "[--since DATE] [--until DATE] [--subscriber NAME] [--event EVENT] [--json]",
+        "log", summary: "ledger lines, oldest first; today's unless told otherwise",
+        usage:
+            "[--since TIME] [--until TIME] [-n|--lines N] [-f|--follow] [--subscriber NAME] [--key KEY] [--event EVENT] [--json]",
+        details: """
+            TIME is today, yesterday, tomorrow, now, -30m, -1h, -2d, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS],
+            @EPOCH or RFC 3339; a day or a time without a zone is UTC, as the ledger is. Without
+            --since the lines are today's; with --until or --key they start at the ledger's first
+            day. --until is exclusive. --follow prints the last 10 lines (or -n N) and then each
+            new line as it is written, past midnight too, until interrupted.
+            """,
         options: [
-            .value("--since", "DATE", "from this day (YYYY-MM-DD) or RFC 3339 time"),
-            .value("--until", "DATE", "before this time; a bare date means that day's 00:00"),
-            .value("--subscriber", "NAME", "this subscriber's (or catalog's) lines only"),
+            .value("--since", "TIME", "from this time on (default: today, 00:00 UTC)"),
+            .value("--until", "TIME", "before this time"),
+            .value("--lines", short: "-n", "N", "only the last N matching lines"),
+            .flag("--follow", short: "-f", "then print new lines as they are written"),
+            .value("--subscriber", "NAME", "this subscriber's (or catalog's) lines only; - for files and routes"),
+            .value("--key", "KEY", "this key's lines only (exactly: ID, or ID#N for a copy)"),
             .value(
                 "--event", "EVENT", "lines of this event only", completion: .words(LedgerEvent.allCases.map(\.rawValue))
             ),
             .flag("--json", "one JSON object per line"),
         ],
-        example: "courier log --since 2026-11-30 --event needsAttention",
+        example: "courier log --since -1h --event needsAttention",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
+    /// How long a follow sleeps between looks: new lines show within a
+    /// blink, and an idle follow costs four reads of a directory a second.
+    static let followInterval = Duration.milliseconds(250)
+
+    /// The lines `--follow` shows before the new ones, as `journalctl -f`.
+    static let followLines = 10
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let json = arguments.flag("--json")
+        let follow = arguments.flag("--follow")
+        let now = Timestamp.now()
         var filter = History.Filter()
-        if let since = try arguments.option("--since") {
-            guard let time = Timestamp(dateOrTime: since) else {
-                throw .usage("--since \(since) is not YYYY-MM-DD or RFC 3339")
-            }
-            filter.since = time
-        }
-        if let until = try arguments.option("--until") {
-            guard let time = Timestamp(dateOrTime: until) else {
-                throw .usage("--until \(until) is not YYYY-MM-DD or RFC 3339")
-            }
-            filter.until = time
-        }
-        filter.subscriber = try arguments.option("--subscriber")
+        filter.until = try time(arguments.option("--until"), option: "--until", now: now)
+        filter.key = try arguments.option("--key")
+        filter.since =
+            try time(arguments.option("--since"), option: "--since", now: now)
+            ?? LogQuery.defaultSince(until: filter.until, key: filter.key, now: now)
         if let event = try arguments.option("--event") {
             guard let parsed = LedgerEvent(rawValue: event) else {
                 throw .usage(
@@ -43,26 +58,102 @@ enum LogCommand {
             }
             filter.event = parsed
         }
+        var last = try lines(arguments.option("--lines"))
         try arguments.noPositionals("log")
+        if follow {
+            if filter.until != nil { throw .usage("--follow shows lines yet to be written: it takes no --until") }
+            // journalctl -f: the last 10 lines, unless a start was asked for.
+            if last == nil, try arguments.option("--since") == nil { last = followLines }
+        }
         let spool = try invocation.openSpool()
-        let lines: [LedgerLine]
-        do { lines = try History(spool: spool).lines(filter) } catch { throw .spool(error) }
-        if json {
-            for line in lines {
-                let object: [String: Any] = [
-                    "time": line.time.rfc3339, "round": line.round, "subscriber": line.subscriber, "key": line.key,
-                    "event": line.event.rawValue, "status": line.status, "attempt": line.attempt,
-                    "durationMs": line.durationMilliseconds, "detail": line.detail,
-                ]
-                guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-                    continue
-                }
-                invocation.output.line(String(decoding: data, as: UTF8.self))
+        if let subscriber = try arguments.option("--subscriber") {
+            try check(subscriber: subscriber, spool: spool, invocation)
+            filter.subscriber = subscriber
+        }
+        var table = TableWriter(invocation.output)
+        let show = { (line: LedgerLine) in
+            if !json {
+                table.add(row(line))
+            } else if let text = jsonLine(line) {
+                invocation.output.line(text)
             }
+        }
+        guard follow else {
+            do { try History(spool: spool).run(LogQuery(filter: filter, last: last), show) } catch {
+                throw .spool(error)
+            }
+            table.flush()
             return
         }
-        invocation.output.table(lines.map(row))
+        endableBySignals()
+        var follower = LedgerFollower(spool: spool, filter: filter)
+        var first = LastLines(last ?? 0)
+        do { try follower.poll { line in last == nil ? show(line) : first.append(line) } } catch {
+            throw .spool(error)
+        }
+        first.lines.forEach(show)
+        // Until SIGINT or SIGTERM (whose default action ends the process),
+        // or until the reader of a pipe is gone.
+        while table.flush() {
+            MonotonicInstant.sleep(until: MonotonicInstant.now() + followInterval)
+            do { try follower.poll(show) } catch { throw .spool(error) }
+        }
     }
+
+    /// A follow ends by the default action of SIGINT, SIGTERM, SIGHUP or
+    /// SIGPIPE, but a parent may hand down a mask that blocks them (the
+    /// test runner's threads do): unblocked here, or a follow started by
+    /// such a parent could only be killed.
+    static func endableBySignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
+    /// A `--since`/`--until` value, or a usage error naming the option, the
+    /// value and the forms there are.
+    static func time(_ text: String?, option: String, now: Timestamp) throws(CLIError) -> Timestamp? {
+        guard let text else { return nil }
+        guard let time = TimeExpression.parse(text, now: now) else {
+            throw .usage("\(option) \(text): not a time; give \(TimeExpression.forms)")
+        }
+        return time
+    }
+
+    /// `-n N`: a count of lines, 0 and up.
+    static func lines(_ text: String?) throws(CLIError) -> Int? {
+        guard let text else { return nil }
+        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit), let count = Int(text) else {
+            throw .usage("--lines \(text): not a number of lines")
+        }
+        return count
+    }
+
+    /// A subscriber `log` knows of: configured, a catalog, `-` (files and
+    /// routes), or one removed from the configuration that the ledger still
+    /// names (with a warning). Anything else is a typo, said at once
+    /// rather than answered with nothing.
+    static func check(subscriber: String, spool: Spool, _ invocation: Invocation) throws(CLIError) {
+        guard subscriber != "-" else { return }
+        // A configuration that cannot be read is no reason not to show the
+        // ledger: the names it holds still count.
+        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        let subscribers = configuration?.subscribers.map(\.name.value) ?? []
+        let catalogs = configuration?.catalogs.map(\.name.value) ?? []
+        if subscribers.contains(subscriber) || catalogs.contains(subscriber) { return }
+        let mentioned: Bool
+        do { mentioned = try History(spool: spool).mentions(subscriber: subscriber) } catch { throw .spool(error) }
+        if mentioned {
+            invocation.output.error("warning: \(subscriber) is not in the configuration; showing its ledger lines")
+            return
+        }
+        var known = "configured: " + (subscribers.isEmpty ? "none" : subscribers.joined(separator: ", "))
+        if !catalogs.isEmpty { known += "; catalogs: " + catalogs.joined(separator: ", ") }
+        throw .usage("--subscriber \(subscriber): no such subscriber, in the configuration or the ledger (\(known))")
+    }
+
+    static func jsonLine(_ line: LedgerLine) -> String? { JSONFields.text(JSONFields.ledgerLine(line)) }
 
     static func row(_ line: LedgerLine) -> [String] {
         [

@@ -5,18 +5,22 @@ import CourierRound
 import CourierSpool
 import Foundation
 
-/// `courier status [--json]`: counts per state, needsAttention first, the
-/// last round, the next one.
+/// `courier status [--ages] [--json]`: counts per state, needsAttention
+/// first, the last round, the next one; with `--ages`, the queue's shape.
 enum StatusCommand {
     static let command = Command(
         "status", summary: "counts per state, needsAttention first; the last and next round",
-        usage: "[--json]",
+        usage: "[--ages] [--json]",
         details: """
             Up to 20 names that need attention, courier.timer's next run, notifier health,
             batch and catalog figures. A configuration that cannot be read is said, and the
-            spool is still shown.
+            spool is still shown. --ages adds, per subscriber and state (sent/ aside), how many
+            items are younger than 5 minutes, an hour, a day, or older, by file mtime.
             """,
-        options: [.flag("--json", "one JSON object")],
+        options: [
+            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older"),
+            .flag("--json", "one JSON object"),
+        ],
         example: "courier status --spool /var/spool/courier",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -39,9 +43,20 @@ enum StatusCommand {
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let json = arguments.flag("--json")
+        let ages = arguments.flag("--ages")
         try arguments.noPositionals("status")
         let report = try gather(invocation)
-        if json { try printJSON(report, invocation.output) } else { printText(report, invocation.output) }
+        var shape: QueueShape?
+        if ages {
+            let spool = try invocation.openSpool()
+            do { shape = try QueueShape.measure(spool, now: .now()) } catch { throw .spool(error) }
+        }
+        if json {
+            try printJSON(report, invocation.output, ages: shape)
+        } else {
+            printText(report, invocation.output)
+            if let shape { printAges(shape, invocation.output) }
+        }
     }
 
     static func gather(_ invocation: Invocation) throws(CLIError) -> Report {
@@ -81,7 +96,7 @@ enum StatusCommand {
         return report
     }
 
-    static func printJSON(_ report: Report, _ output: Output) throws(CLIError) {
+    static func printJSON(_ report: Report, _ output: Output, ages: QueueShape? = nil) throws(CLIError) {
         var object: [String: Any] = [
             "spool": report.spool,
             "counts": Dictionary(
@@ -107,6 +122,7 @@ enum StatusCommand {
                     (name.value, CatalogCommand.jsonObject(name, state))
                 }),
         ]
+        if let ages { object["ages"] = agesObject(ages) }
         object["lastRound"] = NSNull()
         if let last = report.last, let data = try? JSONEncoder().encode(last),
             let decoded = try? JSONSerialization.jsonObject(with: data)
@@ -155,6 +171,32 @@ enum StatusCommand {
                     + (state.failures > 0 ? ", \(state.failures) failures in a row" : ""))
         }
         for warning in report.tokenWarnings { output.line("warning: \(warning)") }
+    }
+
+    /// `status --ages`: one row per subscriber and state, a column per
+    /// bucket; a header on a terminal only, as every table.
+    static func printAges(_ shape: QueueShape, _ output: Output) {
+        output.line()
+        output.line("ages, from each file's mtime (for an entry, when intake took it):")
+        var rows = shape.rows.map { row in
+            [row.subscriber, row.state.rawValue, String(row.total)] + row.counts.map(String.init)
+        }
+        if output.isTerminal {
+            guard !rows.isEmpty else { return output.line("  nothing waits") }
+            rows.insert(["SUBSCRIBER", "STATE", "TOTAL"] + QueueShape.buckets.map(\.label), at: 0)
+        }
+        output.table(rows)
+    }
+
+    /// `{"alpha": {"queued": {"total": 3, "under5m": 1, …}}}`
+    static func agesObject(_ shape: QueueShape) -> [String: [String: [String: Int]]] {
+        var object: [String: [String: [String: Int]]] = [:]
+        for row in shape.rows {
+            var counts = ["total": row.total]
+            for (bucket, count) in zip(QueueShape.buckets, row.counts) { counts[bucket.key] = count }
+            object[row.subscriber, default: [:]][row.state.rawValue] = counts
+        }
+        return object
     }
 
     /// The notifier as it is: configured or not, working or not, and since when.

@@ -4,11 +4,14 @@ import CourierSpool
 /// `courier why ENTRY`: the item's ledger history and where it is now.
 enum WhyCommand {
     static let command = Command(
-        "why", summary: "the item's ledger history, where it is now, and why", usage: "ENTRY",
+        "why", summary: "the item's ledger history, where it is now, and why", usage: "ENTRY [--json]",
         details: """
             For a batch item it also shows what the server said of it (status, server_id,
             etag, current_etag, message) and the etag kept for the entity its record writes.
             """,
+        options: [
+            .flag("--json", "one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}")
+        ],
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier why w-2026-11-30-0700",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
@@ -20,15 +23,26 @@ enum WhyCommand {
         let items: [SpoolItem]
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)
+        let json = arguments.flag("--json")
+        var objects: [[String: Any]] = []
         for (index, item) in items.enumerated() {
-            if index > 0 { invocation.output.line() }
             let lines: [LedgerLine]
             do { lines = try history.lines(for: item) } catch { throw .spool(error) }
+            let why = Explanation.explain(
+                item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }))
+            let notes = Explanation.serverNotes(for: item, history: lines, in: spool)
+            if json {
+                var object = JSONFields.item(item)
+                object["why"] = why
+                object["notes"] = notes
+                object["history"] = lines.map(JSONFields.ledgerLine)
+                objects.append(object)
+                continue
+            }
+            if index > 0 { invocation.output.line() }
             invocation.output.line("\(item.name) is in \(item.state.rawValue)/")
-            invocation.output.line(
-                Explanation.explain(item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }))
-            )
-            for note in Explanation.serverNotes(for: item, history: lines, in: spool) { invocation.output.line(note) }
+            invocation.output.line(why)
+            for note in notes { invocation.output.line(note) }
             if lines.isEmpty {
                 invocation.output.line("no ledger lines (pruned, or moved in by hand)")
             } else {
@@ -36,5 +50,6 @@ enum WhyCommand {
                 invocation.output.table(lines.map { LogCommand.row($0) })
             }
         }
+        if json { invocation.output.json(["query": text, "items": objects]) }
     }
 }

@@ -97,7 +97,7 @@ enum BashCompletion {
         var lines = ["        \(label))"]
         let values = valueCases(command.options, indent: indent + "    ")
         if !values.isEmpty { lines += [indent + "case $prev in"] + values + [indent + "esac"] }
-        let options = command.options.map(\.name).joined(separator: " ")
+        let options = words(command.options)
         if command.operands == .nothing {
             lines.append(indent + "[[ -n $ended ]] || _courier_offer \"\(options)\"")
         } else {
@@ -122,7 +122,9 @@ enum BashCompletion {
     /// `return` for values nothing can complete (a date, a name).
     private static func valueCases(_ options: [Option], indent: String) -> [String] {
         var lines: [String] = []
-        let silent = options.filter { $0.takesValue && $0.completion == .nothing }.map(\.name)
+        let silent = options.filter { $0.takesValue && $0.completion == .nothing }.flatMap {
+            [$0.name] + ($0.short.map { [$0] } ?? [])
+        }
         if !silent.isEmpty { lines.append(indent + silent.joined(separator: " | ") + ") return ;;") }
         for option in options where option.takesValue && option.completion != .nothing {
             lines += [

@@ -148,5 +148,16 @@ import Testing
         #expect(
             why.contains(#"Needs attention: the subscriber refused the record: invalid price\tfor\nline 2"#), "\(why)")
         #expect(!why.contains(token), "\(why)")
+
+        // The same, for a script: one object, the item's fields as every command names them.
+        let json = try binary.run(["--config", config, "why", "stale", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let item = try #require((object["items"] as? [[String: Any]])?.first)
+        #expect(object["query"] as? String == "stale" && item["key"] as? String == "stale")
+        #expect(item["state"] is String && item["entry"] is String && item["subscriber"] is String)
+        #expect((item["why"] as? String)?.contains("version mismatch") == true, "\(item)")
+        #expect((item["notes"] as? [String])?.contains { $0.contains("CONFLICT") } == true, "\(item)")
+        let history = try #require(item["history"] as? [[String: Any]])
+        #expect(history.contains { $0["event"] as? String == "needsAttention" && $0["detail"] is String }, "\(history)")
     }
 }
