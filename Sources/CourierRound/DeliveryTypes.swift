@@ -1,11 +1,14 @@
 import CourierConfig
 import CourierPosix
 import CourierSpool
+import CourierTransport
 
 /// A claimed entry and the bytes that will be POSTed.
 struct DeliveryItem {
     let entry: EntryName
     let body: [UInt8]
+    /// Its deferral stamp when `retry-schedule` has put it off before.
+    var stamp: DeferralStamp?
 }
 
 /// One POST: a single item, or a batch, with its attempt number and the
@@ -15,4 +18,7 @@ struct PendingRequest {
     let subscriber: Subscriber
     var attempt: Int
     var due: MonotonicInstant
+    /// A retry's: the answer the attempt before got, by which it is
+    /// settled if the round stops trying (the breaker).
+    var lastResponse: DeliveryResponse?
 }

@@ -12,6 +12,7 @@ final class GroupCommit {
     private let log: EventLog
     private var lines: [LedgerLine] = []
     private var moves: [(EntryName, SpoolState)] = []
+    private var stamps: [(EntryName, Timestamp)] = []
     /// When the oldest waiting item finished.
     private(set) var oldest: MonotonicInstant?
 
@@ -25,10 +26,15 @@ final class GroupCommit {
     }
 
     /// Lines to write and moves out of `sending/` to make at the next commit.
-    func add(lines: [LedgerLine], moves: [(EntryName, SpoolState)], at now: MonotonicInstant) {
+    /// `stamps`: modification times to set in `sending/` first (deferrals).
+    func add(
+        lines: [LedgerLine], moves: [(EntryName, SpoolState)], stamps: [(EntryName, Timestamp)] = [],
+        at now: MonotonicInstant
+    ) {
         guard !lines.isEmpty || !moves.isEmpty else { return }
         self.lines += lines
         self.moves += moves
+        self.stamps += stamps
         if oldest == nil { oldest = now }
     }
 
@@ -45,6 +51,13 @@ final class GroupCommit {
         guard !lines.isEmpty || !moves.isEmpty else { return }
         do throws(SpoolError) {
             try ledger.append(lines)
+            // A deferral's time is set on the file in sending/, before the
+            // rename that takes it back to queued/: a crash in between
+            // leaves it in sending/ with its new time, and recovery returns
+            // it to queued/ keeping that time. Renaming first would let a
+            // crash leave it in queued/ with its old time: due at once.
+            // (A vanished file is the rename's to report.)
+            for (entry, time) in stamps { _ = try spool.setModified(entry.fileName, in: .sending, to: time) }
             for (entry, state) in moves {
                 do {
                     try spool.move(entry.fileName, from: .sending, to: state)
@@ -60,6 +73,7 @@ final class GroupCommit {
         }
         lines.removeAll(keepingCapacity: true)
         moves.removeAll(keepingCapacity: true)
+        stamps.removeAll(keepingCapacity: true)
         oldest = nil
     }
 }

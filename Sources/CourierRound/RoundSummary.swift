@@ -49,16 +49,31 @@ public struct RoundSummary: Sendable, Codable {
     /// `KEY@SUB` (or the safe name of an invalid file) of every item that
     /// went to needsAttention/ in this round.
     public var attention: [String] = []
+    // What follows is optional so that summaries written before it read
+    // back; a round always writes it.
+    /// Entries `retry-schedule` put back in queued/ with a later time.
+    public var deferred: Int?
+    /// Deferred entries a background round passed over: not due yet.
+    public var notDue: Int?
+    /// Held subscribers, each with the entries the round left in queued/.
+    public var held: [String: Int]?
+    /// Subscribers the breaker stopped, each with the entries it left
+    /// untried in queued/.
+    public var notAnswering: [String: Int]?
 
     init(round: RoundID, mode: RoundMode, started: Timestamp) {
         self.round = round
         self.mode = mode
         self.started = started.rfc3339
+        deferred = 0
+        notDue = 0
+        held = [:]
+        notAnswering = [:]
     }
 
     /// True when the round changed anything a person may care about.
     public var movedAnything: Bool {
-        recovered + accepted + invalid + sent + needsAttention + routesAttached > 0
+        recovered + accepted + invalid + sent + needsAttention + routesAttached + (deferred ?? 0) > 0
     }
 }
 

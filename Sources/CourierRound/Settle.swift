@@ -28,26 +28,36 @@ enum BatchItemStatus: Equatable {
 }
 
 /// Settling: a finished request's answer becomes each item's fate (sent,
-/// retried, needs attention — qmail's K, Z and D), its ledger line, and
-/// the move the group commit will make. Foreground rounds retry on the
-/// backoff schedule (or a longer Retry-After); background rounds never do.
+/// retried, deferred, needs attention — qmail's K, Z and D), its ledger
+/// line, and the move the group commit will make. Foreground rounds retry
+/// on the backoff schedule (or a longer Retry-After); background rounds
+/// never do. A transient failure that a round will not retry goes back to
+/// `queued/` for a later round when the subscriber has a `retry-schedule`
+/// with steps left, and needs attention otherwise.
 struct Settler {
     let round: RoundID
     let mode: RoundMode
     let backoff: [Duration]
+    /// False when the spool cannot keep deferral stamps: `retry-schedule`
+    /// could not count its steps, so failures need attention as without it.
+    var deferring = true
 
     struct Settled {
         var lines: [LedgerLine] = []
         var moves: [(EntryName, SpoolState)] = []
+        /// Modification times to set in `sending/` before the moves.
+        var stamps: [(EntryName, Timestamp)] = []
         var retry: [DeliveryItem] = []
         var retryDelay: Duration = .zero
         /// A batch that timed out halves the subscriber's batch size.
         var halvedBatchSize: Int?
     }
 
+    /// `stopped`: the breaker has stopped the round's requests to this
+    /// subscriber, so nothing is retried in this round.
     func settle(
         _ request: PendingRequest, _ response: DeliveryResponse, batchSize: Int, now: Timestamp,
-        into summary: inout RoundSummary
+        stopped: Bool = false, into summary: inout RoundSummary
     ) -> Settled {
         var settled = Settled()
         let subscriber = request.subscriber
@@ -72,32 +82,82 @@ struct Settler {
                 time: now, round: round.value, subscriber: subscriber.name.value,
                 key: verdict.item.entry.key.description, event: .sent, status: response.status,
                 attempt: request.attempt, durationMilliseconds: response.duration.milliseconds, detail: verdict.detail)
+            let retriesHere = mode == .foreground && request.attempt <= backoff.count
             switch verdict.outcome {
             case .delivered:
                 settled.moves.append((verdict.item.entry, .sent))
                 tally.sent += 1
                 summary.sent += 1
-            case .retryLater(_, let after) where mode == .foreground && request.attempt <= backoff.count:
+            case .retryLater(_, let after) where retriesHere && !stopped:
                 line.event = .retry
                 settled.retry.append(verdict.item)
                 settled.retryDelay = max(settled.retryDelay, max(backoff[request.attempt - 1], after ?? .zero))
                 tally.retries += 1
                 summary.retries += 1
-            case .retryLater(let reason, _), .needsAttention(let reason):
-                line.event = .needsAttention
-                if case .retryLater = verdict.outcome, mode == .foreground {
-                    line.detail = "retries exhausted (\(reason)): " + line.detail
+            case .retryLater(let reason, _):
+                if let stamp = deferral(of: verdict.item, subscriber: subscriber, retryAfter: retryAfter, now: now) {
+                    line.event = .deferred
+                    line.detail =
+                        Self.deferredDetail(stamp, steps: subscriber.retrySchedule?.count ?? 0, reason: reason)
+                        + line.detail
+                    settled.moves.append((verdict.item.entry, .queued))
+                    settled.stamps.append((verdict.item.entry, stamp.modified))
+                    summary.deferred = (summary.deferred ?? 0) + 1
+                } else {
+                    let words: TransientFailure =
+                        verdict.item.stamp != nil || (mode == .foreground && !retriesHere)
+                        ? .retriesExhausted : mode == .foreground ? .stoppedByBreaker : .triedOnce
+                    line.event = .needsAttention
+                    line.detail = words.detail(reason: reason, line.detail)
+                    needsAttention(verdict, &settled, &tally, &summary)
                 }
-                if verdict.conflict { summary.batches[subscriber.name.value, default: BatchTally()].conflicts += 1 }
-                settled.moves.append((verdict.item.entry, .needsAttention))
-                tally.needsAttention += 1
-                summary.needsAttention += 1
-                summary.attention.append(verdict.item.entry.description)
+            case .needsAttention:
+                line.event = .needsAttention
+                needsAttention(verdict, &settled, &tally, &summary)
+            }
+            // A stamp is taken off when an entry leaves the schedule, so that
+            // a resend or a backfill starts the schedule again.
+            if let stamp = verdict.item.stamp, line.event != .deferred && line.event != .retry {
+                settled.stamps.append((verdict.item.entry, DeferralStamp.cleared(stamp.modified)))
             }
             settled.lines.append(line)
         }
         summary.subscribers[subscriber.name.value] = tally
         return settled
+    }
+
+    private func needsAttention(
+        _ verdict: ItemVerdict, _ settled: inout Settled, _ tally: inout SubscriberTally,
+        _ summary: inout RoundSummary
+    ) {
+        let subscriber = verdict.item.entry.subscriber.value
+        if verdict.conflict { summary.batches[subscriber, default: BatchTally()].conflicts += 1 }
+        settled.moves.append((verdict.item.entry, .needsAttention))
+        tally.needsAttention += 1
+        summary.needsAttention += 1
+        summary.attention.append(verdict.item.entry.description)
+    }
+
+    /// When a transient failure is tried next under `retry-schedule`: the
+    /// next step's wait, or the server's longer `Retry-After`; nil when the
+    /// subscriber has no schedule or it has run out. A `Retry-After` is
+    /// honoured up to the longest step (at least the 300 s a round waits):
+    /// a server asking for more than the operator allows is asking for a
+    /// person when the steps run out.
+    func deferral(of item: DeliveryItem, subscriber: Subscriber, retryAfter: Duration?, now: Timestamp)
+        -> DeferralStamp?
+    {
+        guard deferring, let schedule = subscriber.retrySchedule else { return nil }
+        let done = item.stamp?.deferrals ?? 0
+        guard done < schedule.count else { return nil }
+        let cap = max(schedule.max() ?? .zero, DeliveryOutcome.retryAfterCap)
+        let wait = max(schedule[done], min(retryAfter ?? .zero, cap))
+        return DeferralStamp(due: now + wait, deferrals: done + 1)
+    }
+
+    /// `next attempt 2026-12-01T10:05:00.000Z, retry 1 of 5 (HTTP 503): `
+    static func deferredDetail(_ stamp: DeferralStamp, steps: Int, reason: String) -> String {
+        "next attempt \(stamp.due.rfc3339), retry \(stamp.deferrals) of \(steps) (\(reason)): "
     }
 
     /// Each item's fate in a batch: the HTTP answer decides for all when it
