@@ -65,6 +65,8 @@ public enum CourierCommandLine {
         case "why": try WhyCommand.run(&arguments, invocation)
         case "ack": try ManualMoveCommand.run(&arguments, invocation, resend: false)
         case "resend": try ManualMoveCommand.run(&arguments, invocation, resend: true)
+        case "hold": try HoldCommand.run(&arguments, invocation)
+        case "release": try ReleaseCommand.run(&arguments, invocation)
         case "log": try LogCommand.run(&arguments, invocation)
         case "check": try CheckCommand.run(&arguments, invocation)
         case "prune": try PruneCommand.run(&arguments, invocation)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CourierConfig
+@testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierRound
 @testable import CourierSpool
@@ -70,5 +71,40 @@ import Testing
         let spool = try Self.spool()
         try FileManager.default.removeItem(atPath: spool.path + "/.courier/held")
         #expect(try spool.spool.holds().isEmpty)
+    }
+}
+
+/// `courier hold` and `release` as operations.
+@Suite struct HoldingTests {
+    @Test("hold writes .courier/held/NAME with the reason after a held ledger line; holding again keeps since when")
+    func holdAndHoldAgain() throws {
+        let spool = try HoldTests.spool()
+        let alpha = try TemporarySpool.subscriberName("alpha")
+        let first = try Holding(spool: spool.spool).hold(alpha, reason: "maintenance")
+        let text = try String(contentsOfFile: spool.path + "/.courier/held/alpha", encoding: .utf8)
+        #expect(text == "maintenance\n")
+        let since = Timestamp(secondsSinceEpoch: 1_800_000_000)
+        try #require(try spool.spool.heldFolder()).setModified(FileName("alpha"), to: since)
+        let again = try Holding(spool: spool.spool).hold(alpha, reason: "longer")
+        #expect(again.since == since && first.reason == "maintenance")
+        #expect(try spool.spool.holds() == [Hold(subscriber: alpha, since: since, reason: "longer")])
+        let lines = try spool.ledger()
+        #expect(lines.map(\.event) == [.held, .held])
+        #expect(lines.map(\.detail) == ["held by a person: maintenance", "held by a person: longer"])
+        #expect(lines.allSatisfy { $0.round == "manual" && $0.subscriber == "alpha" && $0.key == "-" })
+    }
+
+    @Test("release removes the hold after a released ledger line; releasing what is not held does nothing")
+    func release() throws {
+        let spool = try HoldTests.spool()
+        let alpha = try TemporarySpool.subscriberName("alpha")
+        #expect(try Holding(spool: spool.spool).release(alpha) == nil)
+        try Holding(spool: spool.spool).hold(alpha, reason: "")
+        let released = try #require(try Holding(spool: spool.spool).release(alpha))
+        #expect(released.subscriber == alpha)
+        #expect(try spool.spool.holds().isEmpty)
+        let lines = try spool.ledger()
+        #expect(lines.map(\.event) == [.held, .released])
+        #expect(lines.last?.detail.hasPrefix("released by a person; held since ") == true)
     }
 }

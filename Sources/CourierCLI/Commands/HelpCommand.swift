@@ -19,6 +19,9 @@ enum HelpCommand {
           why ENTRY                        the item's ledger history, where it is now, and why
           ack ENTRY...                     needsAttention/ -> failed/ (accept the failure)
           resend ENTRY...                  failed/ or needsAttention/ -> queued/ (same key)
+          hold NAME [--reason TEXT]        send nothing to subscriber NAME until it is released; its
+                                           entries wait in queued/ (.courier/held/NAME)
+          release NAME                     end a hold: the next round sends NAME's entries
           copy ENTRY [--subscriber NAME]   a deliberate duplicate with the new key ID#N (N: next unused)
           backfill --since DATE --until DATE --subscriber NAME [--from DIR] [--dry-run]
                                            re-send history (from sent/, or the records in DIR) with

@@ -70,6 +70,14 @@ enum RunCommand {
         if summary.routeTimeouts > 0 { parts.append("\(summary.routeTimeouts) route timeouts") }
         if summary.recovered > 0 { parts.append("\(summary.recovered) recovered") }
         if summary.settling > 0 { parts.append("\(summary.settling) still being written") }
+        if let deferred = summary.deferred, deferred > 0 { parts.append("\(deferred) deferred") }
+        if let notDue = summary.notDue, notDue > 0 { parts.append("\(notDue) deferred, not due yet") }
+        for (name, left) in (summary.held ?? [:]).sorted(by: { $0.key < $1.key }) {
+            parts.append("\(name) held: \(left) left queued")
+        }
+        for (name, left) in (summary.notAnswering ?? [:]).sorted(by: { $0.key < $1.key }) {
+            parts.append("\(name) not answering: \(left) left queued")
+        }
         return parts.joined(separator: ", ")
     }
 }
