@@ -60,6 +60,9 @@ public struct RoundSummary: Sendable, Codable {
     /// Subscribers the breaker stopped, each with the entries it left
     /// untried in queued/.
     public var notAnswering: [String: Int]?
+    /// Transient failures `send-now --attention` took back from
+    /// needsAttention/ to send again; nil in other rounds.
+    public var fromAttention: Int?
 
     init(round: RoundID, mode: RoundMode, started: Timestamp) {
         self.round = round

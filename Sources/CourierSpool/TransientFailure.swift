@@ -24,6 +24,22 @@ public enum TransientFailure: Sendable, CaseIterable {
         "\(words) (\(reason)): " + answer
     }
 
+    /// What the line says was wrong (`HTTP 503`, `timeout: …`), from the
+    /// words courier put in front of the answer; nil for other lines.
+    public static func reason(in line: LedgerLine) -> String? {
+        for words in allCases.map(\.words) where line.detail.hasPrefix(words + " (") {
+            let rest = line.detail.dropFirst(words.count + 2)
+            return rest.range(of: "): ").map { String(rest[..<$0.lowerBound]) } ?? String(rest)
+        }
+        return nil
+    }
+
+    /// Which words a line of a transient failure carries, if any.
+    public init?(_ line: LedgerLine) {
+        guard let found = Self.allCases.first(where: { line.detail.hasPrefix($0.words + " (") }) else { return nil }
+        self = found
+    }
+
     /// Whether a line records a transient failure. Lines written before
     /// these words existed are judged by their status alone: 408, 429 and
     /// 5xx are always transient, while a status 0 line could also be a

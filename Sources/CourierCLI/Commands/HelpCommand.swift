@@ -13,7 +13,9 @@ enum HelpCommand {
           run [--background|--foreground] [--wait]
                                            one round: recover, intake, routes, deliver, summary,
                                            notify; exits 0 at once if another round holds the spool
-          send-now                         a foreground round: retries with backoff, waits for a running round
+          send-now [--attention]           a foreground round: retries with backoff, waits for a running round,
+                                           sends deferred entries due or not; --attention first takes
+                                           every transient failure in needsAttention/ back to send it
           status [--json]                  counts per state (needsAttention first), last and next round
           list [STATE] [--json]            one line per item: state, key, subscriber, kind, time, age, last event
           why ENTRY                        the item's ledger history, where it is now, and why

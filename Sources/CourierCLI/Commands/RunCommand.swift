@@ -3,11 +3,13 @@ import CourierOperations
 import CourierRound
 import CourierSpool
 
-/// `courier run [--background|--foreground] [--wait]` and `courier send-now`.
+/// `courier run [--background|--foreground] [--wait]` and `courier send-now [--attention]`.
 enum RunCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, sendNow: Bool) throws(CLIError) {
         var mode: RoundMode = sendNow ? .foreground : .background
         var wait = sendNow
+        // The manual "dispatch now": transient failures are sent again too.
+        let attention = sendNow && arguments.flag("--attention")
         if !sendNow {
             let background = arguments.flag("--background")
             let foreground = arguments.flag("--foreground")
@@ -22,8 +24,9 @@ enum RunCommand {
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
         let result: RoundResult
         do {
-            result = try Round(spool: spool, configuration: configuration, mode: mode, log: invocation.log).run(
-                wait: wait)
+            var round = Round(spool: spool, configuration: configuration, mode: mode, log: invocation.log)
+            round.retryAttention = attention
+            result = try round.run(wait: wait)
         } catch {
             let failure = CLIError.round(error)
             writeMetrics(configuration, spool, summary: nil, status: failure.status, invocation)
@@ -62,6 +65,7 @@ enum RunCommand {
 
     static func tally(_ summary: RoundSummary) -> String {
         var parts = ["\(summary.sent) sent", "\(summary.needsAttention) need attention"]
+        if let back = summary.fromAttention { parts.append("\(back) back from needsAttention/") }
         if summary.invalid > 0 { parts.append("\(summary.invalid) invalid") }
         if summary.accepted > 0 { parts.append("\(summary.accepted) accepted") }
         if summary.duplicates > 0 { parts.append("\(summary.duplicates) duplicate") }

@@ -10,14 +10,23 @@ enum WhyCommand {
         let items: [SpoolItem]
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)
+        // Without a configuration `why` still explains, less precisely.
+        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
         for (index, item) in items.enumerated() {
             if index > 0 { invocation.output.line() }
             let lines: [LedgerLine]
-            do { lines = try history.lines(for: item) } catch { throw .spool(error) }
+            let context: Explanation.Context
+            do {
+                lines = try history.lines(for: item)
+                context = try .of(item, in: spool, configuration: configuration ?? nil)
+            } catch {
+                throw .spool(error)
+            }
             invocation.output.line("\(item.name) is in \(item.state.rawValue)/")
             invocation.output.line(
-                Explanation.explain(item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }))
-            )
+                Explanation.explain(
+                    item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }),
+                    context: context))
             if lines.isEmpty {
                 invocation.output.line("no ledger lines (pruned, or moved in by hand)")
             } else {

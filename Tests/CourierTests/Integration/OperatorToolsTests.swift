@@ -75,6 +75,29 @@ import Testing
         #expect(try binary.run(["--config", config, "release", "a/b"]).status == 64)
     }
 
+    @Test(
+        "why says a 503 waits for a person and what sends it again; send-now --attention does it, send-now alone does not"
+    )
+    func whyTellsTheTruth() throws {
+        let server = try LoopbackServer { _, count in .respond(.json(count == 1 ? 503 : 201, "{}")) }
+        let (directory, binary, config) = try EndToEndTests.setUp(server: server)
+        try Self.queue(directory, "r-1")
+        _ = try binary.run(["--config", config, "run"])
+        let why = try binary.run(["--config", config, "why", "r-1"])
+        #expect(why.output.contains("the subscriber was unavailable (HTTP 503); a background round tries once"))
+        #expect(why.output.contains("Nothing retries it by itself: `courier send-now --attention` sends it again now"))
+
+        let plain = try binary.run(["--config", config, "send-now"])
+        #expect(plain.output.contains("0 sent"), "\(plain.output)")
+        #expect(server.countsByKey["r-1"] == 1, "send-now alone leaves needsAttention/ to a person")
+        let again = try binary.run(["--config", config, "send-now", "--attention"])
+        #expect(again.status == 0, "\(again.error)")
+        #expect(again.output.contains("1 sent, 0 need attention, 1 back from needsAttention/"), "\(again.output)")
+        let after = try binary.run(["--config", config, "why", "r-1"])
+        #expect(after.output.contains("r-1@alpha.json is in sent/"))
+        #expect(try binary.run(["--config", config, "run", "--attention"]).status == 64)
+    }
+
     @Test("status counts deferred entries and shows the next attempt; ls -l shows it as the entry's time")
     func statusShowsDeferredEntries() throws {
         let server = try LoopbackServer(status: 503)
