@@ -13,15 +13,28 @@ _courier_entries() {
     done
 }
 
+_courier_held() {
+    # The held subscribers: the names in .courier/held/.
+    local spool=${COURIER_SPOOL:-/var/spool/courier}
+    local i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${COMP_WORDS[i]} == --spool ]] && spool=${COMP_WORDS[i + 1]}
+    done
+    [[ -d $spool/.courier/held ]] && ls -1 "$spool/.courier/held" 2>/dev/null
+}
+
 _courier() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="init enqueue run send-now status list why ack resend copy backfill log prune check sink demo help"
+    local commands="init enqueue run send-now status list why ack resend hold release copy backfill log prune check sink demo help"
     local states="queued awaitingRoute sending sent failed needsAttention"
-    local events="accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered"
+    local events="accepted duplicate sent retry deferred needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered held released"
 
     case $prev in
+        --reason)
+            return
+            ;;
         --config | --from | --dir | --signing-secret-file)
             _filedir
             return
@@ -55,6 +68,9 @@ _courier() {
 
     case $command in
         run) COMPREPLY=($(compgen -W "--background --foreground --wait" -- "$cur")) ;;
+        send-now) COMPREPLY=($(compgen -W "--attention" -- "$cur")) ;;
+        hold) COMPREPLY=($(compgen -W "--reason" -- "$cur")) ;;
+        release) COMPREPLY=($(compgen -W "$(_courier_held)" -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
         list) COMPREPLY=($(compgen -W "$states --json" -- "$cur")) ;;
         ack) COMPREPLY=($(compgen -W "$(_courier_entries needsAttention)" -- "$cur")) ;;
