@@ -35,7 +35,8 @@ extension Explanation {
             guard let entry = item.entry else { return context }
             context.hold = try spool.holds().first { $0.subscriber == entry.subscriber }
             context.steps = configuration?.subscriber(named: entry.subscriber)?.retrySchedule?.count
-            if item.state == .queued {
+            // A stamp means nothing to rounds once the schedule is gone.
+            if item.state == .queued && (configuration == nil || context.steps != nil) {
                 do {
                     context.stamp = try spool.directory(.queued).status(of: item.name).flatMap {
                         DeferralStamp(modified: $0.modified)

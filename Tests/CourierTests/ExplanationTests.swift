@@ -78,3 +78,25 @@ import Testing
         #expect(text.contains("needs attention if none has come 1h after it was taken in"), "\(text)")
     }
 }
+
+@Suite struct ExplanationContextTests {
+    @Test("a stamp counts only while the subscriber has a retry-schedule: without one the next round sends it")
+    func stampsWithoutASchedule() throws {
+        var alpha = try TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")
+        let spool = try TemporarySpool(subscribers: [alpha])
+        try DeliveryStageTests.queue(spool, ["k"], subscriber: "alpha")
+        let stamp = DeferralStamp(due: .now() + .seconds(600), deferrals: 1)
+        try spool.spool.directory(.queued).setModified(FileName("k@alpha.json"), to: stamp.modified)
+        let item = ExplanationTests.item(.queued)
+
+        let unscheduled = try Explanation.Context.of(item, in: spool.spool, configuration: spool.configuration)
+        #expect(unscheduled.stamp == nil)
+        #expect(Explanation.explain(item, last: nil, context: unscheduled).hasPrefix("Waiting for the next round"))
+
+        alpha.retrySchedule = [.seconds(600), .seconds(3600)]
+        spool.configuration.subscribers = [alpha]
+        let scheduled = try Explanation.Context.of(item, in: spool.spool, configuration: spool.configuration)
+        #expect(scheduled.stamp == stamp && scheduled.steps == 2)
+        #expect(Explanation.explain(item, last: nil, context: scheduled).contains("(retry 1 of 2 of retry-schedule)"))
+    }
+}
