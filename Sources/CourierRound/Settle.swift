@@ -97,8 +97,9 @@ struct Settler {
             case .retryLater(let reason, _):
                 if let stamp = deferral(of: verdict.item, subscriber: subscriber, retryAfter: retryAfter, now: now) {
                     line.event = .deferred
+                    let brief = TransientFailure.brief(reason, answer: line.detail)
                     line.detail =
-                        Self.deferredDetail(stamp, steps: subscriber.retrySchedule?.count ?? 0, reason: reason)
+                        Self.deferredDetail(stamp, steps: subscriber.retrySchedule?.count ?? 0, reason: brief)
                         + line.detail
                     settled.moves.append((verdict.item.entry, .queued))
                     settled.stamps.append((verdict.item.entry, stamp.modified))

@@ -21,7 +21,19 @@ public enum TransientFailure: Sendable, CaseIterable {
 
     /// The ledger detail: `tried once (HTTP 503): {"error":…}`.
     public func detail(reason: String, _ answer: String) -> String {
-        "\(words) (\(reason)): " + answer
+        "\(words) (\(Self.brief(reason, answer: answer))): " + answer
+    }
+
+    /// The reason without the answer it repeats: curl's words are both the
+    /// reason and the detail of an attempt that got no answer, and the
+    /// ledger keeps only 200 bytes of the two.
+    public static func brief(_ reason: String, answer: String) -> String {
+        guard !answer.isEmpty else { return reason }
+        if answer.hasPrefix(reason) { return "no answer" }
+        if let colon = reason.range(of: ": "), answer.hasPrefix(reason[colon.upperBound...]) {
+            return String(reason[..<colon.lowerBound])
+        }
+        return reason
     }
 
     /// What the line says was wrong (`HTTP 503`, `timeout: …`), from the

@@ -11,7 +11,7 @@ import Testing
 /// The circuit breaker inside a round (issue 12, item 4), through the
 /// scripted transport.
 @Suite struct BreakerTests {
-    static let timeout = CurlError(CURLE_OPERATION_TIMEDOUT, detail: "Operation timed out after 1000 milliseconds")
+    static let timeout = CurlError(CURLE_OPERATION_TIMEDOUT, detail: "Operation timed out after 1000 ms")
 
     static func spool(concurrency: Int = 2, breaker: BreakerLimit? = nil) throws -> TemporarySpool {
         var alpha = try TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/", concurrency: concurrency)
@@ -85,7 +85,10 @@ import Testing
         #expect(summary.notAnswering == ["alpha": 8])
         let final = try spool.ledger().filter { $0.event == .needsAttention }
         #expect(final.count == 12)
-        #expect(final.allSatisfy { $0.detail.hasPrefix("retries stopped by the breaker (timeout: ") })
+        #expect(
+            final.allSatisfy {
+                $0.detail.hasPrefix("retries stopped by the breaker (timeout): Operation timed out after 1000 ms")
+            })
     }
 
     @Test("with retry-schedule, what the breaker stopped waits in queued/: tried entries deferred, untried ones due")

@@ -24,7 +24,7 @@ import Testing
     @Test(
         "a transient failure in needsAttention/ points to send-now --attention, which sends it again",
         arguments: [
-            (0, "tried once (timeout: Operation timed out): Operation timed out", "did not answer (timeout:"),
+            (0, "tried once (timeout): Operation timed out", "did not answer (timeout); a background round tries once"),
             (
                 503, #"tried once (HTTP 503): {"busy":true}"#,
                 "was unavailable (HTTP 503); a background round tries once"
@@ -38,6 +38,21 @@ import Testing
         #expect(text.contains(says), "\(text)")
         #expect(text.contains("Nothing retries it by itself: `courier send-now --attention` sends it again now"))
         #expect(text.contains("`courier resend k@alpha.json` queues it for the next round"))
+    }
+
+    @Test(
+        "the words in front of a transient failure do not repeat curl's message",
+        arguments: [
+            ("timeout: Operation timed out", "Operation timed out", "timeout"),
+            ("Couldn't connect to server", "Couldn't connect to server", "no answer"),
+            ("timeout: Operation timed out", "Operation timed out: {}", "timeout"),
+            ("HTTP 503", #"{"busy":true}"#, "HTTP 503"), ("item status RETRY", "", "item status RETRY"),
+        ])
+    func briefReasons(reason: String, answer: String, brief: String) {
+        #expect(TransientFailure.brief(reason, answer: answer) == brief)
+        let line = Self.line(0, TransientFailure.triedOnce.detail(reason: reason, answer))
+        #expect(TransientFailure.reason(in: line) == brief)
+        #expect(TransientFailure.recorded(in: line))
     }
 
     @Test(
