@@ -14,6 +14,8 @@ enum CommandTable {
         ManualMoveCommand.ackCommand,
         ManualMoveCommand.resendCommand,
         ManualMoveCommand.deleteCommand,
+        HoldCommand.command,
+        ReleaseCommand.command,
         CopyCommand.command,
         BackfillCommand.command,
         PruneCommand.command,

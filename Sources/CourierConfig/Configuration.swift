@@ -154,6 +154,12 @@ public struct Subscriber: Sendable {
     public var gzip = false
     /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
     public var oauth: OAuthClient?
+    /// `retry-schedule`: how long a transiently failed entry waits in
+    /// `queued/` before each further round tries it. Nil (the default)
+    /// keeps the first rule: a background round tries once.
+    public var retrySchedule: [Duration]?
+    /// `breaker` for this subscriber; nil: the `[courier]` one.
+    public var breaker: BreakerLimit?
     public let line: Int
     /// Where `token-file` and `signing-secret-file` were given, for errors.
     var tokenFileLine = 0
@@ -196,6 +202,14 @@ public struct Subscriber: Sendable {
     }
 }
 
+/// `breaker`: how many requests in a row may get no answer (a network
+/// error or a timeout) before a round starts no more requests to that
+/// subscriber; `off` never stops.
+public enum BreakerLimit: Sendable, Equatable {
+    case after(Int)
+    case off
+}
+
 /// `etc/courier.conf`, parsed, typed and validated.
 public struct Configuration: Sendable {
     /// The file it came from; nil for one built in code (tests, demo).
@@ -218,6 +232,8 @@ public struct Configuration: Sendable {
     public var backgroundTimeout: Duration
     public var foregroundTimeout: Duration
     public var backoff: [Duration]
+    /// The `[courier]` breaker; a subscriber's own `breaker` wins.
+    public var breaker: BreakerLimit = .after(5)
     public var maxRecordSize: Int
     /// Prometheus textfile to replace after each round; nil: none.
     public var metricsFile: String?
@@ -278,6 +294,15 @@ public struct Configuration: Sendable {
 
     public func subscriber(named name: SubscriberName) -> Subscriber? {
         subscribers.first { $0.name == name }
+    }
+
+    /// After how many answerless requests in a row a round stops sending
+    /// to `subscriber`; nil: never.
+    public func breakerLimit(for subscriber: Subscriber) -> Int? {
+        switch subscriber.breaker ?? breaker {
+        case .after(let count): return count
+        case .off: return nil
+        }
     }
 
     public func catalog(named name: SubscriberName) -> Catalog? {

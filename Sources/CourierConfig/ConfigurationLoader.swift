@@ -127,6 +127,7 @@ extension Configuration {
             }
             backoff = try steps.map { step throws(ConfigError) in try Self.duration(String(step), fail)
             }
+        case "breaker": breaker = try Self.breaker(value, fail)
         case "max-record-size":
             guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
                 throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
@@ -251,6 +252,28 @@ extension Configuration {
         return duration
     }
 
+    /// `breaker = 5` or `off`.
+    fileprivate static func breaker(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError)
+        -> BreakerLimit
+    {
+        if value == "off" { return .off }
+        guard let count = Int(value), (1...1000).contains(count) else {
+            throw fail("must be a number from 1 to 1000, or off")
+        }
+        return .after(count)
+    }
+
+    /// `retry-schedule = 1m 5m 30m 2h 6h`: each step's wait, in order.
+    fileprivate static func retrySchedule(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError)
+        -> [Duration]
+    {
+        let steps = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard (1...DeferralStamp.limit).contains(steps.count) else {
+            throw fail("give 1 to \(DeferralStamp.limit) durations, e.g. `1m 5m 30m 2h 6h`")
+        }
+        return try steps.map { step throws(ConfigError) in try positiveDuration(String(step), fail) }
+    }
+
     private static func positiveDuration(_ text: String, _ fail: (String) -> ConfigError) throws(ConfigError)
         -> Duration
     {
@@ -275,6 +298,8 @@ private struct SubscriberBuilder {
     var batch = BatchSettings()
     var gzip = false
     var oauth = OAuthKeys()
+    var retrySchedule: [Duration]?
+    var breaker: BreakerLimit?
     var lines: [String: Int] = [:]
 
     /// Headers courier sets itself; configuring them would be ambiguous.
@@ -337,6 +362,10 @@ private struct SubscriberBuilder {
             batch.maxBytes = size
         case "gzip":
             gzip = try boolean(value, fail)
+        case "retry-schedule":
+            retrySchedule = try Configuration.retrySchedule(value, fail)
+        case "breaker":
+            breaker = try Configuration.breaker(value, fail)
         default:
             throw fail("unknown key")
         }
@@ -384,6 +413,8 @@ private struct SubscriberBuilder {
         subscriber.batch = batch
         subscriber.gzip = gzip
         subscriber.oauth = try oauth.build(file: file, section: section)
+        subscriber.retrySchedule = retrySchedule
+        subscriber.breaker = breaker
         subscriber.tokenFileLine = lines["token-file"] ?? line
         subscriber.signingSecretFileLine = lines["signing-secret-file"] ?? line
         return subscriber

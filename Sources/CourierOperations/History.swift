@@ -1,6 +1,7 @@
 import CourierPosix
 import CourierSpool
 import CourierTransport
+import CourierSupport
 
 /// The ledger, read back for people: `why` and `log`.
 public struct History {
@@ -67,24 +68,72 @@ public struct History {
     }
 }
 
-/// Plain words for why an item is where it is.
+/// Plain words for why an item is where it is, and what will happen to
+/// it: every piece of advice here is what courier really does.
 public enum Explanation {
-    public static func explain(_ item: SpoolItem, last: LedgerLine?) -> String {
+    public static func explain(_ item: SpoolItem, last: LedgerLine?, context: Context = Context()) -> String {
         switch item.state {
         case .sent:
             return "Delivered: the subscriber answered \(last.map { "HTTP \($0.status)" } ?? "2xx")."
         case .queued:
-            return "Waiting for the next round; `courier send-now` sends it at once."
+            return waiting(context)
         case .sending:
             return "A round is sending it now (or died while sending it; the next round puts it back in queued/)."
         case .awaitingRoute:
-            return "An outdoor workout waiting for its GPS route record; it goes on when the route arrives."
+            let wait = context.routeWait.map { Units.describe($0) } ?? "route-wait"
+            return "An outdoor workout waiting for its GPS route record; it goes on when the route arrives, "
+                + "and needs attention if none has come \(wait) after it was taken in."
         case .failed:
             return "Failed and acknowledged: never retried automatically; `courier resend` queues it again."
         case .needsAttention:
-            let reason = last.map(attentionReason) ?? "it was moved here by hand"
-            return "Needs attention: \(reason). "
+            guard let last else {
+                return "Needs attention: it was moved here by hand. "
+                    + "Fix the cause, then `courier resend \(item.name)`, or `courier ack \(item.name)` to accept it."
+            }
+            if TransientFailure.recorded(in: last) {
+                return "Needs attention: \(transientReason(last)). Nothing retries it by itself: "
+                    + "`courier send-now --attention` sends it again now, with every other transient failure; "
+                    + "`courier resend \(item.name)` queues it for the next round; "
+                    + "`courier ack \(item.name)` accepts the failure."
+            }
+            return "Needs attention: \(attentionReason(last)). "
                 + "Fix the cause, then `courier resend \(item.name)`, or `courier ack \(item.name)` to accept the failure."
+        }
+    }
+
+    /// An entry in queued/: held, deferred, or simply waiting.
+    static func waiting(_ context: Context) -> String {
+        if let hold = context.hold {
+            let why = hold.reason.isEmpty ? "" : " (\(hold.reason))"
+            return "Waiting: subscriber \(hold.subscriber) is held since \(hold.since.rfc3339)\(why); "
+                + "rounds send it nothing until `courier release \(hold.subscriber)`."
+        }
+        if let stamp = context.stamp {
+            let step = "retry \(stamp.deferrals)" + (context.steps.map { " of \($0)" } ?? "") + " of retry-schedule"
+            guard stamp.due > context.now else {
+                return "Due again after a transient failure (\(step)): the next round tries it; "
+                    + "`courier send-now` tries it now."
+            }
+            return "Deferred after a transient failure (\(step)): the first background round from "
+                + "\(stamp.due.rfc3339) on tries it again; `courier send-now` tries it now."
+        }
+        return "Waiting for the next round; `courier send-now` sends it at once."
+    }
+
+    /// A transient failure in plain words, with what the round did about it.
+    static func transientReason(_ line: LedgerLine) -> String {
+        let cause = TransientFailure.reason(in: line) ?? (line.status == 0 ? line.detail : "HTTP \(line.status)")
+        let what: String
+        switch line.status {
+        case 0: what = "the subscriber did not answer (\(cause))"
+        case 200...299: what = "the subscriber did not take it (\(cause))"
+        default: what = "the subscriber was unavailable (\(cause))"
+        }
+        switch TransientFailure(line) {
+        case .triedOnce: return what + "; a background round tries once (no retry-schedule)"
+        case .retriesExhausted: return what + "; every retry was used"
+        case .stoppedByBreaker: return what + "; the round stopped trying it: the subscriber was not answering"
+        case nil: return what
         }
     }
 
@@ -100,8 +149,7 @@ public enum Explanation {
         if let reply = ServerReply(line) { return batchReason(reply) }
         switch line.status {
         case 0:
-            return "the subscriber did not answer (\(line.detail.isEmpty ? "network error" : line.detail)); "
-                + "background rounds try once, `courier send-now` retries with backoff"
+            return "it was not delivered (\(line.detail.isEmpty ? "no answer" : line.detail))"
         case 400, 422: return "the subscriber rejected the record as malformed (HTTP \(line.status))"
         case 401, 403:
             return
@@ -112,8 +160,7 @@ public enum Explanation {
         case 300...399:
             return "the subscriber answered with a redirect (HTTP \(line.status)), which courier does not follow"
         case 408, 429, 500...599:
-            return
-                "the subscriber was unavailable (HTTP \(line.status)); a later round or `courier send-now` may get through"
+            return "the subscriber was unavailable (HTTP \(line.status))"
         default: return "the subscriber answered HTTP \(line.status)"
         }
     }

@@ -12,11 +12,14 @@ public struct MetricsFile {
     let path: String
     let spool: Spool
     let catalogs: [SubscriberName]
+    /// The configured subscribers, for `courier_subscriber_held`.
+    let subscribers: [SubscriberName]
 
-    public init(path: String, spool: Spool, catalogs: [SubscriberName] = []) {
+    public init(path: String, spool: Spool, catalogs: [SubscriberName] = [], subscribers: [SubscriberName] = []) {
         self.path = path
         self.spool = spool
         self.catalogs = catalogs
+        self.subscribers = subscribers
     }
 
     /// The exposition text: the build, items per state and the oldest item's
@@ -42,6 +45,10 @@ public struct MetricsFile {
                     #"{state="\#(state.rawValue)"}"#, String(oldest.map { max(0, (now - $0).milliseconds / 1000) } ?? 0)
                 )
             })
+        let held = Set(try spool.holds().map(\.subscriber))
+        text.family(
+            "courier_subscriber_held", "1 while the subscriber is held (.courier/held/NAME), else 0.",
+            subscribers.map { (#"{subscriber="\#(Self.label($0.value))"}"#, held.contains($0) ? "1" : "0") })
         let events = try EventCounters(spool: spool).update()
         var samples: [(labels: String, value: String)] = []
         for (subscriber, byEvent) in events.sorted(by: { $0.key < $1.key }) {

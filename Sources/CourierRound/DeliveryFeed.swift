@@ -36,12 +36,21 @@ final class DeliveryFeed {
         return entry
     }
 
+    /// Forgets the entries read ahead for a subscriber the round stopped
+    /// sending to; they stay in `queued/`. Returns how many.
+    func discard(_ subscriber: SubscriberName) -> Int {
+        let dropped = buffered.removeValue(forKey: subscriber)?.count ?? 0
+        count -= dropped
+        return dropped
+    }
+
     /// Reads names while `hungry` says a subscriber could use more. Names
     /// that are not entries are intake's; entries whose subscriber is not
-    /// configured go to `unconfigured`.
+    /// configured go to `unconfigured`; entries `admit` turns down stay in
+    /// `queued/` (it counts them).
     func fill(
         while hungry: () -> Bool, isConfigured: (SubscriberName) -> Bool,
-        unconfigured: (EntryName) throws(RoundError) -> Void
+        unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true }
     ) throws(RoundError) {
         while !done && count < Self.limit && hungry() {
             let name: FileName?
@@ -55,6 +64,7 @@ final class DeliveryFeed {
                 try unconfigured(entry)
                 continue
             }
+            guard admit(entry) else { continue }
             buffered[entry.subscriber, default: []].append(entry)
             count += 1
         }

@@ -7,7 +7,9 @@ import CourierTransport
 /// builds their requests, starts them on the transport with at most
 /// `concurrency` in flight per subscriber, settles what finishes and hands
 /// it to the group commit. Retries of a foreground round wait in `sending/`
-/// without holding up anything else. Postfix's qmgr and smtp in one loop.
+/// without holding up anything else. Held subscribers, deferred entries not
+/// due yet and subscribers the breaker stopped are left in `queued/`
+/// (`Admission`). Postfix's qmgr and smtp in one loop.
 final class DeliveryPass {
     private let configuration: Configuration
     private let round: RoundID
@@ -26,6 +28,8 @@ final class DeliveryPass {
     private var settler: Settler
     private let commits: GroupCommit
     private let authorization: DeliveryAuthorization
+    private let admission: Admission
+    private var breaker: Breaker
 
     private var active: [SubscriberName: Int] = [:]
     private var inFlight: [Int: PendingRequest] = [:]
@@ -55,19 +59,41 @@ final class DeliveryPass {
         feed = try DeliveryFeed(spool: spool)
         claimer = Claimer(spool: spool, configuration: configuration, ledger: ledger, round: round, log: log)
         builder = RequestBuilder(configuration: configuration, session: round)
-        settler = Settler(
+        var settler = Settler(
             round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter)
+        if configuration.subscribers.contains(where: { $0.retrySchedule != nil }) && !spool.keepsDeferralStamps() {
+            settler.deferring = false
+            log(
+                .warning,
+                "retry-schedule is not used: \(spool.path) is on a file system that does not keep the nanoseconds "
+                    + "of file times, where courier counts an entry's retries; failures need attention instead")
+        }
+        self.settler = settler
         commits = GroupCommit(spool: spool, ledger: ledger, log: log)
         batchSizes = BatchSizes(configuration: configuration, spool: spool)
         authorization = DeliveryAuthorization(
             spool: spool, configuration: configuration, ledger: ledger, log: log, round: round,
             timeout: mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout)
+        let holds: [Hold]
+        do { holds = try spool.holds() } catch { throw .spool(error) }
+        admission = Admission(
+            spool: spool, configuration: configuration, mode: mode, holds: holds, deferring: settler.deferring)
+        breaker = Breaker(configuration: configuration)
     }
 
     func run() throws(RoundError) -> RoundSummary {
         while true {
             try startWhatCan()
-            if inFlight.isEmpty && waiting.isEmpty && feed.isEmpty { break }
+            if inFlight.isEmpty && waiting.isEmpty {
+                if feed.isEmpty { break }
+                // Every subscriber is held or stopped: the rest of queued/
+                // is only read to count what stays (and to set aside the
+                // entries of subscribers no longer configured).
+                if !configuration.subscribers.contains(where: { admission.isOpen($0.name) }) {
+                    try fill(while: { true })
+                    break
+                }
+            }
             let now = clock()
             var wait: Duration = .seconds(1)
             if let soonest = waiting.map(\.due).min() { wait = min(wait, max(.zero, soonest - now)) }
@@ -84,6 +110,9 @@ final class DeliveryPass {
         for (name, text) in (summary.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
             log(.error, "subscriber \(name): \(text)")
         }
+        summary.notDue = admission.notDue
+        summary.held = Dictionary(uniqueKeysWithValues: admission.held.map { ($0.key.value, $0.value) })
+        summary.notAnswering = Dictionary(uniqueKeysWithValues: admission.stopped.map { ($0.key.value, $0.value) })
         return summary
     }
 
@@ -97,8 +126,19 @@ final class DeliveryPass {
 
     // MARK: starting
 
+    /// Held and stopped subscribers have none.
     private func hasFreeSlot(_ subscriber: Subscriber) -> Bool {
-        active[subscriber.name, default: 0] < subscriber.concurrency
+        active[subscriber.name, default: 0] < subscriber.concurrency && admission.isOpen(subscriber.name)
+    }
+
+    private func fill(while hungry: () -> Bool) throws(RoundError) {
+        try feed.fill(
+            while: hungry,
+            isConfigured: { configuration.subscriber(named: $0) != nil },
+            unconfigured: { entry throws(RoundError) in
+                if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
+            },
+            admit: admission.admit)
     }
 
     /// How many entries one request of this subscriber carries.
@@ -123,16 +163,11 @@ final class DeliveryPass {
         var launched = true
         while launched {
             launched = false
-            try feed.fill(
-                while: {
-                    configuration.subscribers.contains {
-                        hasFreeSlot($0) && feed.waiting(for: $0.name) < wanted(by: $0)
-                    }
-                },
-                isConfigured: { configuration.subscriber(named: $0) != nil },
-                unconfigured: { entry throws(RoundError) in
-                    if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
-                })
+            try fill(while: {
+                configuration.subscribers.contains {
+                    hasFreeSlot($0) && feed.waiting(for: $0.name) < wanted(by: $0)
+                }
+            })
             for subscriber in configuration.subscribers {
                 if feed.waiting(for: subscriber.name) > 0, case .unavailable = authorization.bearer(for: subscriber) {
                     leaveQueued(subscriber)
@@ -163,7 +198,8 @@ final class DeliveryPass {
             }
             _ = feed.take(subscriber.name)
             switch try claimer.claim(entry) {
-            case .claimed(let item):
+            case .claimed(var item):
+                item.stamp = admission.takeStamp(of: entry)
                 bytes += item.body.count + entry.key.description.utf8.count + BatchBody.overheadPerItem
                 items.append(item)
             case .refused(let entry, let reason):
@@ -273,10 +309,12 @@ final class DeliveryPass {
                 commits.add(lines: authorization.retryLines(request, response, now: now), moves: [], at: clock())
                 continue
             }
+            if breaker.record(response, for: subscriber.name) { stop(subscriber, now: now) }
             // Tokens fetched since the last answer are redacted from results too.
             settler.redactor = authorization.redactor
             let settled = settler.settle(
-                request, response, batchSize: wanted(by: subscriber), now: now, into: &summary)
+                request, response, batchSize: wanted(by: subscriber), now: now,
+                stopped: !admission.isOpen(subscriber.name), into: &summary)
             if subscriber.mode == .batch { adjustBatchSize(of: subscriber, after: response, settled) }
             // Retries go out in batches of the size now in force.
             let chunk = max(1, wanted(by: subscriber))
@@ -284,9 +322,44 @@ final class DeliveryPass {
                 waiting.append(
                     PendingRequest(
                         items: Array(settled.retry[start..<min(start + chunk, settled.retry.count)]),
-                        subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay))
+                        subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay,
+                        lastResponse: response))
             }
-            commits.add(lines: settled.lines, moves: settled.moves, tags: settled.tags, at: clock())
+            commits.add(
+                lines: settled.lines, moves: settled.moves, tags: settled.tags, stamps: settled.stamps, at: clock())
+        }
+    }
+
+    /// The breaker opened: no new request to the subscriber for the rest
+    /// of the round. What was read ahead for it stays in `queued/`, and its
+    /// retries waiting in `sending/` are settled by the answer they last
+    /// got, as if their retries had run out (`retry-schedule` still
+    /// applies to them). Requests in flight finish and settle as usual.
+    private func stop(_ subscriber: Subscriber, now: Timestamp) {
+        admission.stop(subscriber.name, leaving: feed.discard(subscriber.name))
+        log(
+            .warning,
+            "\(subscriber.name) not answering: \(breaker.limit(for: subscriber.name) ?? 0) requests in a row got no "
+                + "answer; no more requests to it in this round, its other entries stay in queued/")
+        let stranded = waiting.filter { $0.subscriber.name == subscriber.name }
+        waiting.removeAll { $0.subscriber.name == subscriber.name }
+        for request in stranded {
+            guard let last = request.lastResponse else {
+                // Nothing to settle it by: it goes back untried, as recovery would put it.
+                let lines = request.items.map {
+                    LedgerLine(
+                        time: now, round: round.value, subscriber: subscriber.name.value, key: $0.entry.key.description,
+                        event: .recovered, detail: "\(subscriber.name) not answering; back to queued/")
+                }
+                commits.add(lines: lines, moves: request.items.map { ($0.entry, .queued) }, at: clock())
+                continue
+            }
+            var tried = request
+            tried.attempt -= 1
+            let settled = settler.settle(
+                tried, last, batchSize: wanted(by: subscriber), now: now, stopped: true, into: &summary)
+            commits.add(
+                lines: settled.lines, moves: settled.moves, tags: settled.tags, stamps: settled.stamps, at: clock())
         }
     }
 }

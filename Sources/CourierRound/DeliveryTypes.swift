@@ -1,11 +1,14 @@
 import CourierConfig
 import CourierPosix
 import CourierSpool
+import CourierTransport
 
 /// A claimed entry and the bytes that will be POSTed.
 struct DeliveryItem {
     let entry: EntryName
     let body: [UInt8]
+    /// Its deferral stamp when `retry-schedule` has put it off before.
+    var stamp: DeferralStamp?
 }
 
 /// One POST: a single item, or a batch, with its attempt number and the
@@ -19,4 +22,7 @@ struct PendingRequest {
     var tokenGeneration = 0
     /// Sent again after a 401 with a new OAuth token: another 401 is final.
     var reauthorised = false
+    /// A retry's: the answer the attempt before got, by which it is
+    /// settled if the round stops trying (the breaker).
+    var lastResponse: DeliveryResponse?
 }

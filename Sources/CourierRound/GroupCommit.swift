@@ -15,6 +15,7 @@ final class GroupCommit {
     private var moves: [(EntryName, SpoolState)] = []
     private var tags: [EntityTagUpdate] = []
     private let tagStore: EntityTagStore
+    private var stamps: [(EntryName, Timestamp)] = []
     /// When the oldest waiting item finished.
     private(set) var oldest: MonotonicInstant?
 
@@ -29,15 +30,17 @@ final class GroupCommit {
     }
 
     /// Lines to write, etags to keep and moves out of `sending/` to make at
-    /// the next commit.
+    /// the next commit. `stamps`: modification times to set in `sending/`
+    /// first (deferrals).
     func add(
-        lines: [LedgerLine], moves: [(EntryName, SpoolState)],
-        tags: [EntityTagUpdate] = [], at now: MonotonicInstant
+        lines: [LedgerLine], moves: [(EntryName, SpoolState)], tags: [EntityTagUpdate] = [],
+        stamps: [(EntryName, Timestamp)] = [], at now: MonotonicInstant
     ) {
         guard !lines.isEmpty || !moves.isEmpty else { return }
         self.lines += lines
         self.moves += moves
         self.tags += tags
+        self.stamps += stamps
         if oldest == nil { oldest = now }
     }
 
@@ -57,6 +60,13 @@ final class GroupCommit {
             // Before the items leave sending/: a crash in between sends them
             // again, and the server's answer brings the etag again.
             try tagStore.keep(tags)
+            // A deferral's time is set on the file in sending/, before the
+            // rename that takes it back to queued/: a crash in between
+            // leaves it in sending/ with its new time, and recovery returns
+            // it to queued/ keeping that time. Renaming first would let a
+            // crash leave it in queued/ with its old time: due at once.
+            // (A vanished file is the rename's to report.)
+            for (entry, time) in stamps { _ = try spool.setModified(entry.fileName, in: .sending, to: time) }
             for (entry, state) in moves {
                 do {
                     try spool.move(entry.fileName, from: .sending, to: state)
@@ -73,6 +83,7 @@ final class GroupCommit {
         lines.removeAll(keepingCapacity: true)
         moves.removeAll(keepingCapacity: true)
         tags.removeAll()
+        stamps.removeAll(keepingCapacity: true)
         oldest = nil
     }
 }

@@ -11,6 +11,9 @@ public struct Round {
     public let configuration: Configuration
     public let mode: RoundMode
     public let log: EventLog
+    /// `send-now --attention`: transient failures in needsAttention/ go
+    /// back to queued/ before delivery (`AttentionRequeue`).
+    public var retryAttention = false
 
     public init(spool: Spool, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
         self.spool = spool
@@ -56,6 +59,11 @@ public struct Round {
             summary.routeTimeouts = routes.timedOut.count
             summary.needsAttention += routes.timedOut.count + routes.failed.count
             summary.attention += routes.timedOut + routes.failed
+            if retryAttention {
+                summary.fromAttention = try AttentionRequeue(
+                    spool: spool, configuration: configuration, ledger: ledger, round: round, log: log
+                ).run()
+            }
         } catch {
             throw .spool(error)
         }

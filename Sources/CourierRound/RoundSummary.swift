@@ -52,16 +52,34 @@ public struct RoundSummary: Sendable, Codable {
     /// OAuth subscribers that got no token, and why; their entries stayed
     /// in queued/. Absent when there were none (and in older summaries).
     public var tokenErrors: [String: String]?
+    // What follows is optional so that summaries written before it read
+    // back; a round always writes it.
+    /// Entries `retry-schedule` put back in queued/ with a later time.
+    public var deferred: Int?
+    /// Deferred entries a background round passed over: not due yet.
+    public var notDue: Int?
+    /// Held subscribers, each with the entries the round left in queued/.
+    public var held: [String: Int]?
+    /// Subscribers the breaker stopped, each with the entries it left
+    /// untried in queued/.
+    public var notAnswering: [String: Int]?
+    /// Transient failures `send-now --attention` took back from
+    /// needsAttention/ to send again; nil in other rounds.
+    public var fromAttention: Int?
 
     init(round: RoundID, mode: RoundMode, started: Timestamp) {
         self.round = round
         self.mode = mode
         self.started = started.rfc3339
+        deferred = 0
+        notDue = 0
+        held = [:]
+        notAnswering = [:]
     }
 
     /// True when the round changed anything a person may care about.
     public var movedAnything: Bool {
-        recovered + accepted + invalid + sent + needsAttention + routesAttached > 0
+        recovered + accepted + invalid + sent + needsAttention + routesAttached + (deferred ?? 0) > 0
     }
 }
 

@@ -36,10 +36,13 @@ enum BatchItemStatus: Equatable {
 }
 
 /// Settling: a finished request's answer becomes each item's fate (sent,
-/// retried, needs attention — qmail's K, Z and D), its ledger line, and
-/// the move the group commit will make. Foreground rounds retry on the
-/// backoff schedule (batches: `BatchBackoff`), or after a longer
-/// Retry-After; background rounds never do.
+/// retried, deferred, needs attention — qmail's K, Z and D), its ledger
+/// line, and the move the group commit will make. Foreground rounds retry
+/// on the backoff schedule (batches: `BatchBackoff`), or after a longer
+/// Retry-After; background rounds never do. A transient failure that a
+/// round will not retry goes back to `queued/` for a later round when the
+/// subscriber has a `retry-schedule` with steps left, and needs attention
+/// otherwise.
 struct Settler {
     let round: RoundID
     let mode: RoundMode
@@ -49,10 +52,15 @@ struct Settler {
     var redactor: Redactor
     /// Where in its range a batch retry's wait falls: 0…1.
     let jitter: () -> Double
+    /// False when the spool cannot keep deferral stamps: `retry-schedule`
+    /// could not count its steps, so failures need attention as without it.
+    var deferring = true
 
     struct Settled {
         var lines: [LedgerLine] = []
         var moves: [(EntryName, SpoolState)] = []
+        /// Modification times to set in `sending/` before the moves.
+        var stamps: [(EntryName, Timestamp)] = []
         var retry: [DeliveryItem] = []
         var retryDelay: Duration = .zero
         /// Etags the server gave for the entities of delivered items.
@@ -61,9 +69,11 @@ struct Settler {
         var halvedBatchSize: Int?
     }
 
+    /// `stopped`: the breaker has stopped the round's requests to this
+    /// subscriber, so nothing is retried in this round.
     func settle(
         _ request: PendingRequest, _ response: DeliveryResponse, batchSize: Int, now: Timestamp,
-        into summary: inout RoundSummary
+        stopped: Bool = false, into summary: inout RoundSummary
     ) -> Settled {
         var settled = Settled()
         let subscriber = request.subscriber
@@ -90,28 +100,45 @@ struct Settler {
                 time: now, round: round.value, subscriber: subscriber.name.value,
                 key: verdict.item.entry.key.description, event: .sent, status: response.status,
                 attempt: request.attempt, durationMilliseconds: response.duration.milliseconds, detail: verdict.detail)
+            let retriesHere = mode == .foreground && request.attempt <= backoff.count
             switch verdict.outcome {
             case .delivered:
                 settled.moves.append((verdict.item.entry, .sent))
                 if let tag = keptTag(verdict, now: now) { settled.tags.append(tag) }
                 tally.sent += 1
                 summary.sent += 1
-            case .retryLater(_, let after) where mode == .foreground && request.attempt <= backoff.count:
+            case .retryLater(_, let after) where retriesHere && !stopped:
                 line.event = .retry
                 settled.retry.append(verdict.item)
                 settled.retryDelay = max(settled.retryDelay, max(step, after ?? .zero))
                 tally.retries += 1
                 summary.retries += 1
-            case .retryLater(let reason, _), .needsAttention(let reason):
-                line.event = .needsAttention
-                if case .retryLater = verdict.outcome, mode == .foreground {
-                    line.detail = "retries exhausted (\(reason)): " + line.detail
+            case .retryLater(let reason, _):
+                if let stamp = deferral(of: verdict.item, subscriber: subscriber, retryAfter: retryAfter, now: now) {
+                    line.event = .deferred
+                    let brief = TransientFailure.brief(reason, answer: line.detail)
+                    line.detail =
+                        Self.deferredDetail(stamp, steps: subscriber.retrySchedule?.count ?? 0, reason: brief)
+                        + line.detail
+                    settled.moves.append((verdict.item.entry, .queued))
+                    settled.stamps.append((verdict.item.entry, stamp.modified))
+                    summary.deferred = (summary.deferred ?? 0) + 1
+                } else {
+                    let words: TransientFailure =
+                        verdict.item.stamp != nil || (mode == .foreground && !retriesHere)
+                        ? .retriesExhausted : mode == .foreground ? .stoppedByBreaker : .triedOnce
+                    line.event = .needsAttention
+                    line.detail = words.detail(reason: reason, line.detail)
+                    needsAttention(verdict, &settled, &tally, &summary)
                 }
-                if verdict.conflict { summary.batches[subscriber.name.value, default: BatchTally()].conflicts += 1 }
-                settled.moves.append((verdict.item.entry, .needsAttention))
-                tally.needsAttention += 1
-                summary.needsAttention += 1
-                summary.attention.append(verdict.item.entry.description)
+            case .needsAttention:
+                line.event = .needsAttention
+                needsAttention(verdict, &settled, &tally, &summary)
+            }
+            // A stamp is taken off when an entry leaves the schedule, so that
+            // a resend or a backfill starts the schedule again.
+            if let stamp = verdict.item.stamp, line.event != .deferred && line.event != .retry {
+                settled.stamps.append((verdict.item.entry, DeferralStamp.cleared(stamp.modified)))
             }
             settled.lines.append(line)
         }
@@ -126,6 +153,40 @@ struct Settler {
         guard mode == .foreground, request.attempt <= backoff.count else { return .zero }
         guard request.subscriber.mode == .batch else { return backoff[request.attempt - 1] }
         return BatchBackoff.delay(attempt: request.attempt, base: backoff[0], jitter: jitter())
+    }
+
+    private func needsAttention(
+        _ verdict: ItemVerdict, _ settled: inout Settled, _ tally: inout SubscriberTally,
+        _ summary: inout RoundSummary
+    ) {
+        let subscriber = verdict.item.entry.subscriber.value
+        if verdict.conflict { summary.batches[subscriber, default: BatchTally()].conflicts += 1 }
+        settled.moves.append((verdict.item.entry, .needsAttention))
+        tally.needsAttention += 1
+        summary.needsAttention += 1
+        summary.attention.append(verdict.item.entry.description)
+    }
+
+    /// When a transient failure is tried next under `retry-schedule`: the
+    /// next step's wait, or the server's longer `Retry-After`; nil when the
+    /// subscriber has no schedule or it has run out. A `Retry-After` is
+    /// honoured up to the longest step (at least the 300 s a round waits):
+    /// a server asking for more than the operator allows is asking for a
+    /// person when the steps run out.
+    func deferral(of item: DeliveryItem, subscriber: Subscriber, retryAfter: Duration?, now: Timestamp)
+        -> DeferralStamp?
+    {
+        guard deferring, let schedule = subscriber.retrySchedule else { return nil }
+        let done = item.stamp?.deferrals ?? 0
+        guard done < schedule.count else { return nil }
+        let cap = max(schedule.max() ?? .zero, DeliveryOutcome.retryAfterCap)
+        let wait = max(schedule[done], min(retryAfter ?? .zero, cap))
+        return DeferralStamp(due: now + wait, deferrals: done + 1)
+    }
+
+    /// `next attempt 2026-12-01T10:05:00.000Z, retry 1 of 5 (HTTP 503): `
+    static func deferredDetail(_ stamp: DeferralStamp, steps: Int, reason: String) -> String {
+        "next attempt \(stamp.due.rfc3339), retry \(stamp.deferrals) of \(steps) (\(reason)): "
     }
 
     /// Each item's fate in a batch: the HTTP answer decides for all when it

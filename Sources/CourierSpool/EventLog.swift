@@ -13,7 +13,9 @@ public enum LogLevel: Int, Sendable, Comparable {
     public init(for event: LedgerEvent) {
         switch event {
         case .needsAttention, .invalid, .routeTimeout, .catalogFailed: self = .warning
-        case .retry, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled, .deleted: self = .notice
+        case .retry, .deferred, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled, .deleted, .held,
+            .released:
+            self = .notice
         case .sent, .accepted, .awaitingRoute, .routeAttached, .catalogSynced, .catalogDeleted: self = .info
         }
     }

@@ -29,6 +29,14 @@ public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
     /// An entry that was never delivered was removed: by a person, or by
     /// `prune` under `failed-retention`.
     case deleted
+    /// A transient failure under `retry-schedule`: back in `queued/` until
+    /// the time in the detail (the entry's modification time).
+    case deferred
+    /// A person held a subscriber (subscriber column; key `-`): rounds send
+    /// it nothing until it is released.
+    case held
+    /// A held subscriber was released.
+    case released
 }
 
 /// One line of `ledger/YYYY-MM-DD.tsv`: nine tab-separated columns.

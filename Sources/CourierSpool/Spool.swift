@@ -65,6 +65,8 @@ public final class Spool {
             for name in names {
                 try root.makeDirectory(FileName(name), mode: 0o750)
             }
+            // So that `touch .courier/held/NAME` holds a subscriber from the start.
+            try root.openDirectory(FileName(controlName)).makeDirectory(heldName, mode: 0o750)
         } catch {
             throw SpoolError(error)
         }

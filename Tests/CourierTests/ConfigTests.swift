@@ -80,6 +80,27 @@ import Testing
         #expect(configuration.failedRetention == .seconds(30 * 86_400))
     }
 
+    @Test("retry-schedule is unset by default, and a subscriber's list of waits when given")
+    func retrySchedule() throws {
+        let configuration = try Self.parse(
+            "[subscriber a]\nurl = http://h/a\n[subscriber b]\nurl = http://h/b\nretry-schedule = 1m 5m 30m 2h 6h\n")
+        #expect(configuration.subscribers[0].retrySchedule == nil)
+        #expect(
+            configuration.subscribers[1].retrySchedule == [
+                .seconds(60), .seconds(300), .seconds(1800), .seconds(7200), .seconds(21_600),
+            ])
+    }
+
+    @Test("breaker is 5 by default, [courier] sets it for all, and a subscriber's own wins")
+    func breakerLimits() throws {
+        let plain = try Self.parse("[subscriber a]\nurl = http://h/a\n")
+        #expect(plain.breakerLimit(for: plain.subscribers[0]) == 5)
+        let configuration = try Self.parse(
+            "[courier]\nbreaker = 20\n[subscriber a]\nurl = http://h/a\n[subscriber b]\nurl = http://h/b\nbreaker = off\n"
+                + "[subscriber c]\nurl = http://h/c\nbreaker = 3\n")
+        #expect(configuration.subscribers.map { configuration.breakerLimit(for: $0) } == [20, nil, 3])
+    }
+
     @Test("a catalog's cursor is the version unless since = server-time")
     func catalogCursors() throws {
         let configuration = try Self.parse(
@@ -136,6 +157,26 @@ import Testing
         (
             "[courier]\nsettle = 5s\nsettle = 6s\n[subscriber a]\nurl = http://h/x\n",
             "courier.conf:3: [courier] settle: given twice"
+        ),
+        (
+            "[subscriber a]\nurl = http://h/x\nretry-schedule = 1m 0s\n",
+            "courier.conf:3: [subscriber a] retry-schedule: must be more than 0"
+        ),
+        (
+            "[subscriber a]\nurl = http://h/x\nretry-schedule = " + String(repeating: "1m ", count: 21) + "\n",
+            "courier.conf:3: [subscriber a] retry-schedule: give 1 to 20 durations"
+        ),
+        (
+            "[subscriber a]\nurl = http://h/x\nretry-schedule = 5\n",
+            "courier.conf:3: [subscriber a] retry-schedule: `5` is not a duration"
+        ),
+        (
+            "[courier]\nbreaker = 0\n[subscriber a]\nurl = http://h/x\n",
+            "courier.conf:2: [courier] breaker: must be a number from 1 to 1000, or off"
+        ),
+        (
+            "[subscriber a]\nurl = http://h/x\nbreaker = never\n",
+            "courier.conf:3: [subscriber a] breaker: must be a number from 1 to 1000, or off"
         ),
         (
             "[subscriber a]\nurl = http://h/" + String(repeating: "x", count: 300) + "\n",

@@ -91,6 +91,53 @@ import Testing
                 + "\(failedRounds) faulted rounds failed cleanly, every one followed by a legal spool")
     }
 
+    /// The sweep over a round that defers: a deferral's ledger line, its
+    /// new time and its rename back to queued/ can each fail; afterwards
+    /// every deferred entry is in queued/ exactly once, with its next
+    /// attempt ahead of it, and no entry needs attention for the fault.
+    @Test("every failing rename, write and fsync of a round that defers leaves each entry deferred once or sent")
+    func faultsWhileDeferring() throws {
+        let server = try LoopbackServer { request, _ in
+            .respond(.json(request.header("idempotency-key")?.hasPrefix("busy") == true ? 503 : 201, "{}"))
+        }
+        func spool() throws -> TemporarySpool {
+            var alpha = try TemporarySpool.subscriber("alpha", url: server.url)
+            alpha.retrySchedule = [.seconds(3600)]
+            let spool = try TemporarySpool(subscribers: [alpha])
+            for index in 0..<4 { try spool.dropRecord(id: (index % 2 == 0 ? "busy-" : "fine-") + "\(index)") }
+            return spool
+        }
+        func expectDeferredOnce(_ spool: TemporarySpool, _ label: String) throws {
+            #expect(try spool.placements().values.allSatisfy { $0.count == 1 }, "\(label)")
+            #expect(try spool.names(in: .sent) == ["fine-1@alpha.json", "fine-3@alpha.json"], "\(label)")
+            #expect(try spool.names(in: .queued) == ["busy-0@alpha.json", "busy-2@alpha.json"], "\(label)")
+            for name in try spool.names(in: .queued) {
+                let status = try #require(try spool.spool.directory(.queued).status(of: FileName(name)))
+                let stamp = DeferralStamp(modified: status.modified)
+                #expect(
+                    stamp?.deferrals == 1 && (stamp?.due ?? .now()) > .now(),
+                    "\(label): \(name) \(String(describing: stamp))")
+            }
+            #expect(try spool.names(in: .needsAttention).isEmpty && spool.names(in: .sending).isEmpty, "\(label)")
+        }
+        let counting = try spool()
+        let counter = FaultPlan()
+        counting.spool.faults = counter
+        try counting.runRound()
+        try expectDeferredOnce(counting, "no fault")
+        for operation in FaultPlan.Operation.allCases {
+            for occurrence in 1...(counter.counts[operation] ?? 0) {
+                let label = "\(operation) #\(occurrence) fails"
+                let faulted = try spool()
+                faulted.spool.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
+                #expect(throws: (any Error).self, "\(label)") { try faulted.runRound() }
+                faulted.spool.faults = nil
+                try faulted.runRound()
+                try expectDeferredOnce(faulted, label)
+            }
+        }
+    }
+
     @Test func crossDeviceRenamesSayWhatIsWrong() {
         let error = SpoolError.rename(from: "queued/a", to: "sent/a", .crossDevice)
         #expect(error.description.contains("on different file systems"))

@@ -62,7 +62,7 @@ _courier() {
 
     case $command in
         "")
-            _courier_offer "init enqueue run send-now status list why etag ack resend delete copy backfill prune log check catalog sink demo help version completions"
+            _courier_offer "init enqueue run send-now status list why etag ack resend delete hold release copy backfill prune log check catalog sink demo help version completions"
             ;;
         init)
             [[ -n $ended ]] || _courier_offer ""
@@ -78,7 +78,7 @@ _courier() {
             [[ -n $ended ]] || _courier_offer "--background --foreground --wait"
             ;;
         send-now)
-            [[ -n $ended ]] || _courier_offer ""
+            [[ -n $ended ]] || _courier_offer "--attention"
             ;;
         status)
             [[ -n $ended ]] || _courier_offer "--ages --json"
@@ -148,6 +148,15 @@ _courier() {
                 COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed)" -- "$cur"))
             fi
             ;;
+        hold)
+            case $prev in
+                --reason) return ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--reason"
+            ;;
+        release)
+            [[ -n $ended ]] || _courier_offer ""
+            ;;
         copy)
             case $prev in
                 --subscriber) return ;;
@@ -178,7 +187,7 @@ _courier() {
             case $prev in
                 --since | --until | --lines | -n | --subscriber | --key) return ;;
                 --event)
-                    COMPREPLY=($(compgen -W "accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered catalogSynced catalogFailed catalogDeleted deleted" -- "$cur"))
+                    COMPREPLY=($(compgen -W "accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered catalogSynced catalogFailed catalogDeleted deleted deferred held released" -- "$cur"))
                     return
                     ;;
             esac
@@ -225,7 +234,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer ""
             else
-                COMPREPLY=($(compgen -W "init enqueue run send-now status list why etag ack resend delete copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
+                COMPREPLY=($(compgen -W "init enqueue run send-now status list why etag ack resend delete hold release copy backfill prune log check catalog sink demo help version completions" -- "$cur"))
             fi
             ;;
         version)

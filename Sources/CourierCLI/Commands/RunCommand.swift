@@ -3,7 +3,7 @@ import CourierOperations
 import CourierRound
 import CourierSpool
 
-/// `courier run [--background|--foreground] [--wait]` and `courier send-now`.
+/// `courier run [--background|--foreground] [--wait]` and `courier send-now [--attention]`.
 enum RunCommand {
     static let command = Command(
         "run", summary: "one round: recover, intake, routes, deliver, summary, notify",
@@ -23,12 +23,22 @@ enum RunCommand {
 
     static let sendNowCommand = Command(
         "send-now", summary: "a foreground round: retries with backoff, waits for the spool",
-        example: "courier send-now",
+        usage: "[--attention]",
+        details: """
+            Deferred entries are sent whether due or not; held subscribers get nothing.
+            """,
+        options: [
+            .flag(
+                "--attention", "first take every transient failure in needsAttention/ back to queued/ and send it")
+        ],
+        example: "courier send-now --attention",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: true) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, sendNow: Bool) throws(CLIError) {
         var mode: RoundMode = sendNow ? .foreground : .background
         var wait = sendNow
+        // The manual "dispatch now": transient failures are sent again too.
+        let attention = sendNow && arguments.flag("--attention")
         if !sendNow {
             let background = arguments.flag("--background")
             let foreground = arguments.flag("--foreground")
@@ -43,8 +53,9 @@ enum RunCommand {
         do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
         let result: RoundResult
         do {
-            result = try Round(spool: spool, configuration: configuration, mode: mode, log: invocation.log).run(
-                wait: wait)
+            var round = Round(spool: spool, configuration: configuration, mode: mode, log: invocation.log)
+            round.retryAttention = attention
+            result = try round.run(wait: wait)
         } catch {
             let failure = CLIError.round(error)
             writeMetrics(configuration, spool, summary: nil, status: failure.status, invocation)
@@ -75,8 +86,11 @@ enum RunCommand {
     ) {
         guard let path = configuration.metricsFile else { return }
         do {
-            try MetricsFile(path: path, spool: spool, catalogs: configuration.catalogs.map(\.name))
-                .write(summary: summary, exitStatus: status.rawValue)
+            try MetricsFile(
+                path: path, spool: spool, catalogs: configuration.catalogs.map(\.name),
+                subscribers: configuration.subscribers.map(\.name)
+            )
+            .write(summary: summary, exitStatus: status.rawValue)
         } catch {
             invocation.output.error("warning: metrics-file: \(error)")
         }
@@ -88,6 +102,7 @@ enum RunCommand {
 
     static func tally(_ summary: RoundSummary) -> String {
         var parts = ["\(summary.sent) sent", "\(summary.needsAttention) need attention"]
+        if let back = summary.fromAttention { parts.append("\(back) back from needsAttention/") }
         if summary.invalid > 0 { parts.append("\(summary.invalid) invalid") }
         if summary.accepted > 0 { parts.append("\(summary.accepted) accepted") }
         if summary.duplicates > 0 { parts.append("\(summary.duplicates) duplicate") }
@@ -96,6 +111,14 @@ enum RunCommand {
         if summary.routeTimeouts > 0 { parts.append("\(summary.routeTimeouts) route timeouts") }
         if summary.recovered > 0 { parts.append("\(summary.recovered) recovered") }
         if summary.settling > 0 { parts.append("\(summary.settling) still being written") }
+        if let deferred = summary.deferred, deferred > 0 { parts.append("\(deferred) deferred") }
+        if let notDue = summary.notDue, notDue > 0 { parts.append("\(notDue) deferred, not due yet") }
+        for (name, left) in (summary.held ?? [:]).sorted(by: { $0.key < $1.key }) {
+            parts.append("\(name) held: \(left) left queued")
+        }
+        for (name, left) in (summary.notAnswering ?? [:]).sorted(by: { $0.key < $1.key }) {
+            parts.append("\(name) not answering: \(left) left queued")
+        }
         return parts.joined(separator: ", ")
     }
 }

@@ -3,6 +3,7 @@ import CourierConfig
 import CourierOperations
 import CourierRound
 import CourierSpool
+import CourierSupport
 import Foundation
 
 /// `courier status [--ages] [--json]`: counts per state, needsAttention
@@ -39,6 +40,8 @@ enum StatusCommand {
         let configurationProblem: String?
         /// Static tokens (JWTs in `token-file`s) that expire within a week, or have.
         var tokenWarnings: [String] = []
+        let holds: [Hold]
+        let deferred: DeferredEntries
     }
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
@@ -80,6 +83,14 @@ enum StatusCommand {
             problem = error.message ?? "the configuration cannot be read"
         }
         let notifier = Notifier.health(in: spool)
+        let holds: [Hold]
+        let deferred: DeferredEntries
+        do {
+            holds = try spool.holds()
+            deferred = try DeferredEntries.survey(spool)
+        } catch {
+            throw .spool(error)
+        }
         var catalogs: [(SubscriberName, CatalogState)] = []
         for catalog in configuration?.catalogs ?? [] {
             do { catalogs.append((catalog.name, try CatalogState.load(catalog.name, in: spool))) } catch {
@@ -91,7 +102,7 @@ enum StatusCommand {
             next: Schedule.nextBackgroundRound(), notifier: notifier,
             notifierText: describe(notifier, configuration: configuration),
             catalogs: catalogs,
-            configurationProblem: problem)
+            configurationProblem: problem, holds: holds, deferred: deferred)
         report.tokenWarnings = configuration?.tokenExpiryWarnings().map(\.description) ?? []
         return report
     }
@@ -107,6 +118,13 @@ enum StatusCommand {
             "notificationsWorking": report.notifier?.working ?? NSNull(),
             "configurationProblem": report.configurationProblem ?? NSNull(),
             "tokenWarnings": report.tokenWarnings,
+            "held": report.holds.map {
+                ["subscriber": $0.subscriber.value, "since": $0.since.rfc3339, "reason": $0.reason]
+            },
+            "deferred": [
+                "count": report.deferred.count, "due": report.deferred.due,
+                "nextAttempt": report.deferred.next?.rfc3339 ?? NSNull(),
+            ] as [String: Any],
             "batches": Dictionary(
                 uniqueKeysWithValues: (report.last?.batches ?? [:]).map { name, tally in
                     (
@@ -143,6 +161,19 @@ enum StatusCommand {
             for name in report.attention { output.line("  \(name)") }
             if more > 0 { output.line("  … and \(more) more: courier list needsAttention") }
         }
+        if !report.holds.isEmpty {
+            output.line()
+            output.line("held (rounds send them nothing; `courier release NAME` ends it):")
+            for hold in report.holds {
+                output.line(
+                    "  \(hold.subscriber) since \(hold.since.rfc3339)" + (hold.reason.isEmpty ? "" : ": \(hold.reason)")
+                )
+            }
+        }
+        if report.deferred.count > 0 {
+            output.line()
+            output.line(describe(report.deferred))
+        }
         output.line()
         if let last = report.last {
             output.line(
@@ -156,7 +187,7 @@ enum StatusCommand {
         output.line(
             report.next.map { "next background round: \($0) (courier.timer)" }
                 ?? "next background round: none scheduled (no active courier.timer)")
-        output.line("`courier send-now` sends at once.")
+        output.line("`courier send-now` sends what is queued at once (held subscribers aside).")
         output.line("notifications: \(report.notifierText)")
         for (name, tally) in (report.last?.batches ?? [:]).sorted(by: { $0.key < $1.key }) {
             output.line(
@@ -197,6 +228,14 @@ enum StatusCommand {
             object[row.subscriber, default: [:]][row.state.rawValue] = counts
         }
         return object
+    }
+
+    /// `deferred: 12 in queued/ after transient failures, 3 due (the next round tries them), next attempt …`
+    static func describe(_ deferred: DeferredEntries) -> String {
+        var text = "deferred: \(deferred.count) in queued/ after transient failures (retry-schedule)"
+        if deferred.due > 0 { text += ", \(deferred.due) due (the next round tries them)" }
+        if let next = deferred.next { text += ", next attempt \(next.rfc3339)" }
+        return text + "; `courier send-now` tries them now"
     }
 
     /// The notifier as it is: configured or not, working or not, and since when.

@@ -25,11 +25,19 @@ enum WhyCommand {
         let history = History(spool: spool)
         let json = arguments.flag("--json")
         var objects: [[String: Any]] = []
+        // Without a configuration `why` still explains, less precisely.
+        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
         for (index, item) in items.enumerated() {
             let lines: [LedgerLine]
-            do { lines = try history.lines(for: item) } catch { throw .spool(error) }
+            let context: Explanation.Context
+            do {
+                lines = try history.lines(for: item)
+                context = try .of(item, in: spool, configuration: configuration ?? nil)
+            } catch {
+                throw .spool(error)
+            }
             let why = Explanation.explain(
-                item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }))
+                item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }), context: context)
             let notes = Explanation.serverNotes(for: item, history: lines, in: spool)
             if json {
                 var object = JSONFields.item(item)

@@ -16,8 +16,9 @@ import Testing
 /// The built binary, driven the way a person or systemd drives it.
 @Suite(.serialized, .tags(.integration)) struct EndToEndTests {
     /// A config file aimed at `server`, and its spool, initialised by the binary.
-    static func setUp(server: LoopbackServer, extra: String = "") throws -> (TemporaryDirectory, CourierBinary, String)
-    {
+    static func setUp(server: LoopbackServer, extra: String = "", subscriberExtra: String = "") throws -> (
+        TemporaryDirectory, CourierBinary, String
+    ) {
         let directory = TemporaryDirectory("e2e")
         try directory.write(
             """
@@ -29,6 +30,7 @@ import Testing
             [subscriber alpha]
             url = \(server.url)
             concurrency = 4
+            \(subscriberExtra)
             """, to: "courier.conf")
         let binary = try CourierBinary.locate()
         let config = directory.path + "/courier.conf"

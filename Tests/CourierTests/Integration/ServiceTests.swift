@@ -120,6 +120,14 @@ import Testing
         #expect(text.contains(#"courier_events_total{subscriber="alpha",event="needsAttention"} 2"#), "\(text)")
         #expect(text.contains(#"courier_events_total{subscriber="alpha",event="acknowledged"} 1"#))
 
+        // A hold shows at once, without a round.
+        #expect(try binary.run(["--config", config, "hold", "alpha"]).status == 0)
+        text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(#"courier_subscriber_held{subscriber="alpha"} 1"#), "\(text)")
+        #expect(try binary.run(["--config", config, "release", "alpha"]).status == 0)
+        text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(#"courier_subscriber_held{subscriber="alpha"} 0"#), "\(text)")
+
         let check = try Shell.run(["sh", "-c", "promtool check metrics < \"$0\"", path])
         #expect(check.status == 0, "\(check.output)")
     }

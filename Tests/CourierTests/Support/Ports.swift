@@ -37,6 +37,22 @@ final class RefusingPort {
     var address: String { "127.0.0.1:\(port)" }
 }
 
+/// A loopback port that takes connections and never answers: it listens
+/// but never accepts, so the kernel completes each handshake and keeps
+/// what the client sends, and the client waits until its own timeout. A
+/// subscriber that hangs, as seen from courier.
+final class SilentPort {
+    private let bound: RefusingPort
+
+    init() throws {
+        bound = try RefusingPort()
+        // A backlog far above what one round keeps in flight.
+        guard listen(bound.fd, 512) == 0 else { throw TestFailure("listen: \(errno)") }
+    }
+
+    var address: String { bound.address }
+}
+
 /// Waits for a line containing `marker` in a file a child process writes
 /// (its standard error, say), and returns that line.
 func awaitLine(containing marker: String, in path: String, within timeout: Duration = .seconds(30)) throws -> String {

@@ -1,0 +1,36 @@
+import CourierOperations
+import CourierSpool
+import CourierSupport
+
+/// `courier hold NAME [--reason TEXT]`: rounds send nothing to NAME until
+/// it is released; intake still takes its records, which wait in queued/.
+enum HoldCommand {
+    static let command = Command(
+        "hold", summary: "send subscriber NAME nothing until it is released (.courier/held/NAME)",
+        usage: "NAME [--reason TEXT]",
+        details: """
+            Intake still takes NAME's records; they wait in queued/. touch .courier/held/NAME
+            does the same without the held ledger line. Holding again keeps since when.
+            """,
+        options: [.value("--reason", "TEXT", "why, as status shows it")],
+        example: "courier hold alpha --reason 'maintenance until 12:00'",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let reason = try arguments.option("--reason") ?? ""
+        let rest = try arguments.positionals()
+        guard rest.count == 1, let text = rest.first else { throw .usage("hold NAME [--reason TEXT]") }
+        let configuration = try invocation.configuration(readingSecrets: false)
+        // A hold on a name no section has would hold nothing: a typo.
+        guard let name = SubscriberName(text), configuration.subscriber(named: name) != nil else {
+            throw .operation(.unknownSubscriber(text))
+        }
+        let spool: Spool
+        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        defer { invocation.refreshMetrics(configuration, spool: spool) }
+        let hold: Hold
+        do { hold = try Holding(spool: spool).hold(name, reason: reason) } catch { throw .operation(error) }
+        invocation.output.line(
+            "\(name) held since \(hold.since.rfc3339): rounds send it nothing until `courier release \(name)`")
+    }
+}

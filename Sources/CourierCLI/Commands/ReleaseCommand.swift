@@ -1,0 +1,37 @@
+import CourierOperations
+import CourierSpool
+import CourierSupport
+
+/// `courier release NAME`: the next round sends NAME's queued entries
+/// again. Releasing a subscriber that is not held does nothing, as `rm -f`.
+enum ReleaseCommand {
+    static let command = Command(
+        "release", summary: "end a hold: the next round sends NAME's entries", usage: "NAME",
+        example: "courier release alpha",
+        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+
+    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
+        let rest = try arguments.positionals()
+        guard rest.count == 1, let text = rest.first else { throw .usage("release NAME") }
+        guard let name = SubscriberName(text) else { throw .usage("\(text) is not a subscriber name") }
+        let spool = try invocation.openSpool()
+        defer { invocation.refreshMetrics(try? invocation.configurationIfAny(readingSecrets: false), spool: spool) }
+        let hold: Hold?
+        do { hold = try Holding(spool: spool).release(name) } catch { throw .operation(error) }
+        guard let hold else {
+            invocation.output.line("\(name) was not held")
+            return
+        }
+        var waiting = 0
+        do {
+            try spool.forEachItem(in: .queued) { item in
+                if item.entry?.subscriber == name { waiting += 1 }
+            }
+        } catch {
+            throw .spool(error)
+        }
+        invocation.output.line(
+            "\(name) released (held since \(hold.since.rfc3339)); the next round sends its \(waiting) queued "
+                + (waiting == 1 ? "entry" : "entries"))
+    }
+}

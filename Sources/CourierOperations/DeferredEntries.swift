@@ -1,0 +1,38 @@
+import CourierPosix
+import CourierSpool
+
+/// What `status` says of the entries `retry-schedule` has put off: how
+/// many wait in `queued/`, how many of those are due (the next background
+/// round tries them), and the soonest next attempt of the others. A
+/// deferred entry is known by its stamp (`DeferralStamp`), so this needs
+/// no configuration and no ledger.
+public struct DeferredEntries: Sendable, Equatable {
+    public var count = 0
+    public var due = 0
+    /// The soonest next attempt not reached yet.
+    public var next: Timestamp?
+
+    public init() {}
+
+    public static func survey(_ spool: Spool, now: Timestamp = .now()) throws(SpoolError) -> DeferredEntries {
+        var found = DeferredEntries()
+        let queued = spool.directory(.queued)
+        do {
+            let stream = try queued.entries()
+            while let name = try stream.next() {
+                guard EntryName(fileName: name) != nil, let status = try queued.status(of: name),
+                    let stamp = DeferralStamp(modified: status.modified)
+                else { continue }
+                found.count += 1
+                if stamp.due <= now {
+                    found.due += 1
+                } else if found.next.map({ stamp.due < $0 }) ?? true {
+                    found.next = stamp.due
+                }
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        return found
+    }
+}

@@ -1,0 +1,51 @@
+import CourierConfig
+import CourierPosix
+import CourierSpool
+
+extension Explanation {
+    /// What `why` must know besides an item and its last ledger line to
+    /// say what will happen to it: whether its subscriber is held, when a
+    /// deferred entry is due, and the configuration's schedule and
+    /// route-wait when there is a configuration.
+    public struct Context: Sendable {
+        public var hold: Hold?
+        /// A queued entry's deferral stamp (its modification time).
+        public var stamp: DeferralStamp?
+        /// How many steps its subscriber's `retry-schedule` has.
+        public var steps: Int?
+        public var routeWait: Duration?
+        public var now: Timestamp
+
+        public init(
+            hold: Hold? = nil, stamp: DeferralStamp? = nil, steps: Int? = nil, routeWait: Duration? = nil,
+            now: Timestamp = .now()
+        ) {
+            self.hold = hold
+            self.stamp = stamp
+            self.steps = steps
+            self.routeWait = routeWait
+            self.now = now
+        }
+
+        /// The context of `item` in `spool`, under `configuration` if any.
+        public static func of(_ item: SpoolItem, in spool: Spool, configuration: Configuration?) throws(SpoolError)
+            -> Context
+        {
+            var context = Context(routeWait: configuration?.routeWait)
+            guard let entry = item.entry else { return context }
+            context.hold = try spool.holds().first { $0.subscriber == entry.subscriber }
+            context.steps = configuration?.subscriber(named: entry.subscriber)?.retrySchedule?.count
+            // A stamp means nothing to rounds once the schedule is gone.
+            if item.state == .queued && (configuration == nil || context.steps != nil) {
+                do {
+                    context.stamp = try spool.directory(.queued).status(of: item.name).flatMap {
+                        DeferralStamp(modified: $0.modified)
+                    }
+                } catch {
+                    throw SpoolError(error)
+                }
+            }
+            return context
+        }
+    }
+}

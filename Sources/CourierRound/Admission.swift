@@ -1,0 +1,81 @@
+import CourierConfig
+import CourierPosix
+import CourierSpool
+
+/// Which entries of `queued/` a delivery pass takes, and a count of what it
+/// leaves there on purpose: every entry of a held subscriber, the untried
+/// entries of one the breaker stopped, and, in a background round, the
+/// deferred entries that are not due yet (a person's `send-now` takes
+/// those too). What it takes may carry a deferral stamp, kept for the
+/// settling (`DeferralStamp`).
+final class Admission {
+    private let queued: DirectoryHandle
+    private let mode: RoundMode
+    /// Subscribers with a `retry-schedule`: only their entries are looked
+    /// at for a stamp, so a round without schedules costs no `stat`.
+    private let scheduled: Set<SubscriberName>
+    /// Held subscribers, each with how many entries stayed in `queued/`.
+    private(set) var held: [SubscriberName: Int] = [:]
+    /// Subscribers the breaker stopped, each with how many entries stayed.
+    private(set) var stopped: [SubscriberName: Int] = [:]
+    /// Deferred entries passed over because they are not due yet.
+    private(set) var notDue = 0
+    private var stamps: [EntryName: DeferralStamp] = [:]
+    private let clock: () -> Timestamp
+
+    init(
+        spool: Spool, configuration: Configuration, mode: RoundMode, holds: [Hold], deferring: Bool,
+        clock: @escaping () -> Timestamp = Timestamp.now
+    ) {
+        queued = spool.directory(.queued)
+        self.mode = mode
+        self.clock = clock
+        scheduled =
+            deferring ? Set(configuration.subscribers.filter { $0.retrySchedule != nil }.map(\.name)) : []
+        for hold in holds where configuration.subscriber(named: hold.subscriber) != nil {
+            held[hold.subscriber] = 0
+        }
+    }
+
+    /// Whether the pass may still start requests to the subscriber.
+    func isOpen(_ subscriber: SubscriberName) -> Bool {
+        held[subscriber] == nil && stopped[subscriber] == nil
+    }
+
+    /// True when the pass takes the entry now; otherwise it stays in
+    /// `queued/` and is counted.
+    func admit(_ entry: EntryName) -> Bool {
+        let subscriber = entry.subscriber
+        if let count = held[subscriber] {
+            held[subscriber] = count + 1
+            return false
+        }
+        if let count = stopped[subscriber] {
+            stopped[subscriber] = count + 1
+            return false
+        }
+        guard scheduled.contains(subscriber) else { return true }
+        // An entry that cannot be looked at is taken: the claim will say
+        // what is wrong with it.
+        guard let status = try? queued.status(of: entry.fileName),
+            let stamp = DeferralStamp(modified: status.modified)
+        else { return true }
+        if mode == .background && stamp.due > clock() {
+            notDue += 1
+            return false
+        }
+        stamps[entry] = stamp
+        return true
+    }
+
+    /// The stamp an admitted entry had, once.
+    func takeStamp(of entry: EntryName) -> DeferralStamp? {
+        stamps.removeValue(forKey: entry)
+    }
+
+    /// The breaker stopped the subscriber: `left` entries read ahead stay
+    /// in `queued/`, and so will every later one.
+    func stop(_ subscriber: SubscriberName, leaving left: Int) {
+        stopped[subscriber, default: 0] += left
+    }
+}
