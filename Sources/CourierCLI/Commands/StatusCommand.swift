@@ -157,7 +157,9 @@ enum StatusCommand {
         if !report.attention.isEmpty {
             output.line()
             let more = (report.counts[.needsAttention] ?? 0) - report.attention.count
-            output.line("needs attention (`courier why ENTRY` explains, `resend` or `ack` settles):")
+            output.line(
+                "needs attention (`courier why ENTRY` explains, `resend` or `ack` settles, "
+                    + "`send-now --attention` sends the transient failures again):")
             for name in report.attention { output.line("  \(name)") }
             if more > 0 { output.line("  … and \(more) more: courier list needsAttention") }
         }
