@@ -1,7 +1,7 @@
 import CourierPosix
 import CourierSpool
-import CourierTransport
 import CourierSupport
+import CourierTransport
 
 /// The ledger, read back for people: `why` and `log`.
 public struct History {
@@ -176,7 +176,7 @@ public enum Explanation {
             return "the subscriber refused the record\(words)"
         default:
             return "the subscriber did not take it (\(reply.shown(reply.status))\(words)); "
-                + "a later round or `courier send-now` may get through"
+                + "`courier send-now --attention` sends it again"
         }
     }
 

@@ -117,6 +117,17 @@ import Testing
         #expect(try spool.ledger().last?.detail == "subscriber gone is not configured")
     }
 
+    /// A configuration may have catalogs and no subscriber at all; a round
+    /// then still ends, setting aside what queued/ holds.
+    @Test("a round with no subscriber configured ends and sets aside the entries it finds")
+    func aRoundWithoutSubscribersEnds() throws {
+        let spool = try TemporarySpool(subscribers: [])
+        try spool.spool.deliverNewFile(
+            Array(#"{"id":"x","kind":"sleep"}"#.utf8), named: FileName("x@gone.json"), into: .queued)
+        try spool.runRound()
+        #expect(try spool.names(in: .needsAttention) == ["x@gone.json"])
+    }
+
     @Test func theLastRoundIsKeptForStatus() throws {
         let server = try LoopbackServer(status: 200)
         let spool = try Self.spool(server: server)
