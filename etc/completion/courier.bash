@@ -152,10 +152,10 @@ _courier() {
             case $prev in
                 --reason) return ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--reason"
+            [[ -n $ended ]] || _courier_offer "--reason --json"
             ;;
         release)
-            [[ -n $ended ]] || _courier_offer ""
+            [[ -n $ended ]] || _courier_offer "--json"
             ;;
         copy)
             case $prev in

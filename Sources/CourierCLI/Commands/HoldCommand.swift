@@ -7,12 +7,15 @@ import CourierSupport
 enum HoldCommand {
     static let command = Command(
         "hold", summary: "send subscriber NAME nothing until it is released (.courier/held/NAME)",
-        usage: "NAME [--reason TEXT]",
+        usage: "NAME [--reason TEXT] [--json]",
         details: """
             Intake still takes NAME's records; they wait in queued/. touch .courier/held/NAME
             does the same without the held ledger line. Holding again keeps since when.
             """,
-        options: [.value("--reason", "TEXT", "why, as status shows it")],
+        options: [
+            .value("--reason", "TEXT", "why, as status shows it"),
+            .flag("--json", "one JSON object: {subscriber, held, since, reason}"),
+        ],
         example: "courier hold alpha --reason 'maintenance until 12:00'",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -30,7 +33,17 @@ enum HoldCommand {
         defer { invocation.refreshMetrics(configuration, spool: spool) }
         let hold: Hold
         do { hold = try Holding(spool: spool).hold(name, reason: reason) } catch { throw .operation(error) }
+        if arguments.flag("--json") {
+            invocation.output.json(Self.json(hold, held: true))
+            return
+        }
         invocation.output.line(
             "\(name) held since \(hold.since.rfc3339): rounds send it nothing until `courier release \(name)`")
+    }
+
+    /// What `hold --json` and `release --json` print; `status --json`'s
+    /// `held[]` names the same fields.
+    static func json(_ hold: Hold, held: Bool) -> [String: Any] {
+        ["subscriber": hold.subscriber.value, "held": held, "since": hold.since.rfc3339, "reason": hold.reason]
     }
 }

@@ -1,12 +1,14 @@
 import CourierOperations
 import CourierSpool
 import CourierSupport
+import Foundation
 
 /// `courier release NAME`: the next round sends NAME's queued entries
 /// again. Releasing a subscriber that is not held does nothing, as `rm -f`.
 enum ReleaseCommand {
     static let command = Command(
-        "release", summary: "end a hold: the next round sends NAME's entries", usage: "NAME",
+        "release", summary: "end a hold: the next round sends NAME's entries", usage: "NAME [--json]",
+        options: [.flag("--json", "one JSON object: {subscriber, held, since, reason, queued}")],
         example: "courier release alpha",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -18,8 +20,13 @@ enum ReleaseCommand {
         defer { invocation.refreshMetrics(try? invocation.configurationIfAny(readingSecrets: false), spool: spool) }
         let hold: Hold?
         do { hold = try Holding(spool: spool).release(name) } catch { throw .operation(error) }
+        let json = arguments.flag("--json")
         guard let hold else {
-            invocation.output.line("\(name) was not held")
+            if json {
+                invocation.output.json(["subscriber": name.value, "held": false, "since": NSNull(), "reason": NSNull()])
+            } else {
+                invocation.output.line("\(name) was not held")
+            }
             return
         }
         var waiting = 0
@@ -29,6 +36,12 @@ enum ReleaseCommand {
             }
         } catch {
             throw .spool(error)
+        }
+        if json {
+            var object = HoldCommand.json(hold, held: false)
+            object["queued"] = waiting
+            invocation.output.json(object)
+            return
         }
         invocation.output.line(
             "\(name) released (held since \(hold.since.rfc3339)); the next round sends its \(waiting) queued "

@@ -47,6 +47,16 @@ import Testing
         #expect(again.status == 0 && again.output == "alpha was not held\n")
         let log = try binary.run(["--config", config, "log", "--event", "held"])
         #expect(log.output.contains("held by a person: maintenance until noon"))
+
+        // For scripts: the same fields as status --json's held[].
+        let heldJSON = try binary.run(["--config", config, "hold", "alpha", "--reason", "again", "--json"])
+        let hold = try #require(try JSONSerialization.jsonObject(with: Data(heldJSON.output.utf8)) as? [String: Any])
+        #expect(hold["subscriber"] as? String == "alpha" && hold["held"] as? Bool == true)
+        #expect(hold["reason"] as? String == "again" && hold["since"] is String)
+        let releasedJSON = try binary.run(["--config", config, "release", "alpha", "--json"])
+        let release = try #require(
+            try JSONSerialization.jsonObject(with: Data(releasedJSON.output.utf8)) as? [String: Any])
+        #expect(release["held"] as? Bool == false && release["queued"] as? Int == 0)
     }
 
     @Test("a hold is a file: touch holds, rm releases")
