@@ -53,9 +53,9 @@ if [ "$1" = configure ]; then
         --home /var/spool/courier --no-create-home --shell /usr/sbin/nologin courier
     install -d -o courier -g courier -m 0750 /var/spool/courier
     /usr/bin/courier --spool /var/spool/courier init >/dev/null
-    # The spool's folders, not their contents: files scripts dropped keep
-    # their owners.
-    find /var/spool/courier -maxdepth 1 -type d -exec chown courier:courier {} +
+    # The spool's folders and .courier/'s (held/, made by init), not their
+    # contents: files scripts dropped keep their owners.
+    find /var/spool/courier /var/spool/courier/.courier -maxdepth 1 -type d -exec chown courier:courier {} +
     chmod 0750 /var/spool/courier
     chown root:courier /etc/courier/courier.conf
     chmod 0640 /etc/courier/courier.conf
