@@ -18,9 +18,13 @@ public struct LogQuery: Sendable {
     /// (the ledger's own day), since the ledger keeps months and the
     /// question is mostly about now. Not when something else bounds it:
     /// `--until` alone asks for what came before, and `--key` for one
-    /// item's whole story, which is a few lines however old.
-    public static func defaultSince(until: Timestamp?, key: String?, now: Timestamp) -> Timestamp? {
-        guard until == nil, key == nil else { return nil }
+    /// item's whole story, which is a few lines however old. A follow
+    /// starts today even with a key: it is about what comes next, and its
+    /// first look reads every line of its window, without the key search.
+    public static func defaultSince(until: Timestamp?, key: String?, following: Bool = false, now: Timestamp)
+        -> Timestamp?
+    {
+        guard following || (until == nil && key == nil) else { return nil }
         return now.utcDayStart
     }
 }

@@ -18,68 +18,131 @@ public struct LastEvent: Sendable, Equatable {
 /// back, and only as far back as the questions asked so far need: `list`
 /// over a million entries prints its first rows after one day file, not
 /// after the whole ledger. A day file's lines are not parsed whole: the
-/// columns wanted are found by their tabs, so a million lines cost a
-/// fraction of a second.
+/// columns wanted are found by their tabs, and the item is known by a
+/// fingerprint rather than a string (a million strings cost seconds to
+/// allocate, hash and compare; a million fingerprints a tenth of that).
 public final class LastEvents {
     private let directory: DirectoryHandle
     /// Day files not read yet, oldest first.
     private var unread: [FileName]
-    /// By the ledger's escaped `subscriber TAB key`; `day` is the index of
-    /// the file the line came from, so a later line of the same day
-    /// replaces it and an older day's never does.
-    private var found: [String: (last: LastEvent, day: Int)] = [:]
+    /// By the fingerprint of the ledger's `subscriber TAB key`; `day` is the
+    /// index of the file the line came from, so a later line of the same
+    /// day replaces it and an older day's never does.
+    private var found: [Fingerprint: Newest] = [:]
 
-    public init(directory: DirectoryHandle) throws(SpoolError) {
+    /// Twelve bytes a line, not forty: the table's size is what a lookup
+    /// waits for, a million entries being far larger than the caches.
+    fileprivate struct Newest {
+        let event: LedgerEvent
+        let status: Int32
+        let day: Int32
+    }
+
+    /// Bytes read at a time: a reused buffer, rather than one as large as
+    /// a day file (100 MB at a million lines) to be zeroed and copied into.
+    let chunk: Int
+
+    public convenience init(directory: DirectoryHandle) throws(SpoolError) {
+        try self.init(directory: directory, chunk: 4 << 20)
+    }
+
+    init(directory: DirectoryHandle, chunk: Int) throws(SpoolError) {
         self.directory = directory
+        self.chunk = chunk
         unread = try Ledger.dayFiles(in: directory).map(\.name)
     }
 
     /// The newest line of the item in the ledger; nil when it has none
     /// (moved in by hand, or pruned), which reads every day file once.
     public func last(subscriber: String, key: String) throws(SpoolError) -> LastEvent? {
-        let id = LedgerLine.escape(subscriber) + "\t" + LedgerLine.escape(key)
-        while found[id] == nil, let name = unread.popLast() { try read(name, day: unread.count) }
-        return found[id]?.last
+        let id = Array((LedgerLine.escape(subscriber) + "\t" + LedgerLine.escape(key)).utf8).withUnsafeBufferPointer {
+            Fingerprint($0)
+        }
+        while found[id] == nil, let name = unread.popLast() { try read(name, day: Int32(unread.count)) }
+        return found[id].map { LastEvent(event: $0.event, status: Int($0.status)) }
     }
 
-    private func read(_ name: FileName, day: Int) throws(SpoolError) {
-        let bytes: [UInt8]
+    private func read(_ name: FileName, day: Int32) throws(SpoolError) {
         do {
             let file = try directory.openFile(name, flags: O_RDONLY)
-            bytes = try file.read(from: 0, upTo: file.status().size)
+            // As long as it is now; a line written meanwhile is newer than
+            // this listing.
+            let size = try file.status().size
+            // A ledger line is some 100 bytes: room for the file's items at once.
+            found.reserveCapacity(found.count + size / 100)
+            var offset = 0
+            while offset < size {
+                let bytes = try file.read(from: offset, upTo: min(chunk, size - offset))
+                let used = index(bytes, day: day)
+                // A chunk without one whole line is no ledger: stepped over.
+                offset += used > 0 ? used : bytes.count
+                if bytes.isEmpty { break }
+            }
         } catch let error where error.errno == .noSuchFile {
             return  // pruned meanwhile
         } catch {
             throw SpoolError(error)
         }
+    }
+
+    /// Takes the whole lines of `bytes` into the table; returns how many
+    /// bytes they were (a last line without its newline is read next time,
+    /// or, at the end of the file, left: it is still being written).
+    private func index(_ bytes: [UInt8], day: Int32) -> Int {
         bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
+            guard let base = buffer.baseAddress else { return 0 }
             var start = 0
-            var tabs: [Int] = []
-            tabs.reserveCapacity(9)
-            // A last line without its newline is still being written: left.
+            var tabs = [Int](repeating: 0, count: 8)
             while start < buffer.count, let newline = memchr(base + start, 0x0A, buffer.count - start) {
                 let end = UnsafeRawPointer(base).distance(to: newline)
                 defer { start = end + 1 }
                 // The nine columns' eight tabs; a line with more or fewer is
                 // malformed and passed over, as every reader does.
-                tabs.removeAll(keepingCapacity: true)
+                var count = 0
                 var from = start
-                while from < end, let tab = memchr(base + from, 0x09, end - from) {
-                    tabs.append(UnsafeRawPointer(base).distance(to: tab))
-                    from = tabs[tabs.count - 1] + 1
-                    if tabs.count > 8 { break }
+                while count < 8, let tab = memchr(base + from, 0x09, end - from) {
+                    tabs[count] = UnsafeRawPointer(base).distance(to: tab)
+                    from = tabs[count] + 1
+                    count += 1
                 }
-                guard tabs.count == 8 else { continue }
-                let id = String(decoding: UnsafeBufferPointer(rebasing: buffer[(tabs[1] + 1)..<tabs[3]]), as: UTF8.self)
-                if let earlier = found[id], earlier.day != day { continue }
+                guard count == 8, memchr(base + from, 0x09, end - from) == nil else { continue }
+                let id = Fingerprint(UnsafeBufferPointer(rebasing: buffer[(tabs[1] + 1)..<tabs[3]]))
                 let eventText = String(
                     decoding: UnsafeBufferPointer(rebasing: buffer[(tabs[3] + 1)..<tabs[4]]), as: UTF8.self)
                 let statusText = String(
                     decoding: UnsafeBufferPointer(rebasing: buffer[(tabs[4] + 1)..<tabs[5]]), as: UTF8.self)
-                guard let event = LedgerEvent(rawValue: eventText), let status = Int(statusText) else { continue }
-                found[id] = (LastEvent(event: event, status: status), day)
+                guard let event = LedgerEvent(rawValue: eventText), let status = Int32(statusText) else { continue }
+                let line = Newest(event: event, status: status, day: day)
+                // One lookup per line: a newer day's entry stays, this
+                // day's is replaced by its later line.
+                Self.keepNewest(&found[id, default: line], line)
             }
+            return start
         }
+    }
+}
+
+extension LastEvents {
+    fileprivate static func keepNewest(_ entry: inout Newest, _ line: Newest) {
+        if entry.day == line.day { entry = line }
+    }
+}
+
+/// 128 bits of `subscriber TAB key`: two 64-bit hashes of different kinds
+/// (FNV-1a, and a polynomial with another multiplier), so two items would
+/// have to collide in both, a chance of some 2^-100 in a million.
+struct Fingerprint: Hashable {
+    let first: UInt64
+    let second: UInt64
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = UInt64(bytes.count)
+        for byte in bytes {
+            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            second = second &* 0x9e37_79b9_7f4a_7c15 &+ UInt64(byte)
+        }
+        self.first = first
+        self.second = second
     }
 }

@@ -116,12 +116,18 @@ import Testing
         // A hand-edited line in the newest file is passed over.
         let file = try spool.spool.ledgerDirectory.openFile(FileName("2026-11-30.tsv"), flags: O_WRONLY | O_APPEND)
         try file.write(Array("2026-11-30T11:00:00Z\tr\talpha\tk\tnonsense\t0\t0\t0\t\nalpha\tk\n".utf8))
-        let events = try LastEvents(directory: spool.spool.ledgerDirectory)
-        #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201))
-        #expect(try events.last(subscriber: "beta", key: "k") == LastEvent(event: .accepted, status: 0))
-        #expect(try events.last(subscriber: "alpha", key: "old") == LastEvent(event: .needsAttention, status: 503))
-        #expect(try events.last(subscriber: "alpha", key: "never") == nil)
-        #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201))
+        // Read in chunks smaller than a line too: lines across a chunk's end
+        // are read whole.
+        for chunk in [4 << 20, 100, 80] {
+            let events = try LastEvents(directory: spool.spool.ledgerDirectory, chunk: chunk)
+            #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201), "\(chunk)")
+            #expect(try events.last(subscriber: "beta", key: "k") == LastEvent(event: .accepted, status: 0), "\(chunk)")
+            #expect(
+                try events.last(subscriber: "alpha", key: "old") == LastEvent(event: .needsAttention, status: 503),
+                "\(chunk)")
+            #expect(try events.last(subscriber: "alpha", key: "never") == nil, "\(chunk)")
+            #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201), "\(chunk)")
+        }
     }
 }
 

@@ -42,12 +42,17 @@ import Testing
         return keys
     }
 
-    @Test("without --since the window is today in UTC; --until or --key alone read from the ledger's start")
+    @Test(
+        "without --since the window is today in UTC; --until or --key alone read from the ledger's start, but a follow")
     func theDefaultWindowIsToday() throws {
         let now = try Self.time("2026-11-30T07:45:00Z")
         #expect(LogQuery.defaultSince(until: nil, key: nil, now: now)?.rfc3339 == "2026-11-30T00:00:00.000Z")
         #expect(LogQuery.defaultSince(until: now, key: nil, now: now) == nil)
         #expect(LogQuery.defaultSince(until: nil, key: "k", now: now) == nil)
+        // A follow is about what comes next: today, even for one key.
+        #expect(
+            LogQuery.defaultSince(until: nil, key: "k", following: true, now: now)?.rfc3339
+                == "2026-11-30T00:00:00.000Z")
         let spool = try Self.ledger()
         let today = History.Filter(since: LogQuery.defaultSince(until: nil, key: nil, now: now))
         #expect(try Self.keys(spool, LogQuery(filter: today)) == ["c1@alpha", "c1@beta", "c2@alpha", "c2@beta"])

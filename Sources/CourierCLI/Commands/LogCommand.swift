@@ -15,9 +15,9 @@ enum LogCommand {
         details: """
             TIME is today, yesterday, tomorrow, now, -30m, -1h, -2d, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS],
             @EPOCH or RFC 3339; a day or a time without a zone is UTC, as the ledger is. Without
-            --since the lines are today's; with --until or --key they start at the ledger's first
-            day. --until is exclusive. --follow prints the last 10 lines (or -n N) and then each
-            new line as it is written, past midnight too, until interrupted.
+            --since the lines are today's; with --until or --key (not --follow) they start at the
+            ledger's first day. --until is exclusive. --follow prints the last 10 lines (or -n N)
+            and then each new line as it is written, past midnight too, until interrupted.
             """,
         options: [
             .value("--since", "TIME", "from this time on (default: today, 00:00 UTC)"),
@@ -50,7 +50,7 @@ enum LogCommand {
         filter.key = try arguments.option("--key")
         filter.since =
             try time(arguments.option("--since"), option: "--since", now: now)
-            ?? LogQuery.defaultSince(until: filter.until, key: filter.key, now: now)
+            ?? LogQuery.defaultSince(until: filter.until, key: filter.key, following: follow, now: now)
         if let event = try arguments.option("--event") {
             guard let parsed = LedgerEvent(rawValue: event) else {
                 throw .usage(
