@@ -27,7 +27,7 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
         return time.utf8.count <= CatalogPage.serverTimeLimit && Timestamp(rfc3339: time) != nil
     }
 
-    var cursor: CatalogCursor {
+    public var cursor: CatalogCursor {
         switch self {
         case .version: return .version
         case .serverTime: return .serverTime

@@ -97,8 +97,7 @@ public struct CatalogSync {
     ) throws(CatalogError) {
         // A cursor of the other kind (the configuration's `since` changed)
         // says nothing the server would understand: start over, in full.
-        let wantsFull =
-            requested || state.failures >= Self.failuresBeforeFullSync || state.since?.cursor != catalog.cursor
+        let wantsFull = requested || Self.nextIsFull(state, cursor: catalog.cursor)
         if state.syncing?.cursor != catalog.cursor || (wantsFull && state.fullStartedAt == nil) {
             state.syncing = wantsFull ? .beginning(catalog.cursor) : state.since
             state.cursor = nil
@@ -113,6 +112,14 @@ public struct CatalogSync {
             report.resumed = true
         }
         report.full = state.fullStartedAt != nil
+    }
+
+    /// Whether the next sync is full without `--full`: never synced, three
+    /// failures in a row, or a saved cursor of the other kind (the
+    /// configuration's `since` changed), which the server would not
+    /// understand. `catalog status` and `status` say the same.
+    public static func nextIsFull(_ state: CatalogState, cursor: CatalogCursor) -> Bool {
+        state.failures >= failuresBeforeFullSync || state.since?.cursor != cursor
     }
 
     /// The position after a whole sync: the version or server time reached,

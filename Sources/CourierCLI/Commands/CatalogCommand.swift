@@ -102,14 +102,13 @@ enum CatalogCommand {
             let state: CatalogState
             do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
             let age = state.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { Age.describe(now - $0) } ?? "never"
-            let next =
-                state.failures >= CatalogSync.failuresBeforeFullSync ? "full" : state.since == nil ? "full" : "delta"
+            let next = CatalogSync.nextIsFull(state, cursor: catalog.cursor) ? "full" : "delta"
             rows.append([
                 catalog.name.value, state.since?.description ?? "-", age, String(state.failures),
                 state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
                 state.syncing != nil ? "interrupted" : "",
             ])
-            objects.append(jsonObject(catalog.name, state))
+            objects.append(jsonObject(catalog, state))
         }
         if json {
             output.json(["catalogs": objects])
@@ -121,12 +120,12 @@ enum CatalogCommand {
 
     /// One catalog's state in JSON, the same in `catalog status --json` and
     /// `status --json`.
-    static func jsonObject(_ name: SubscriberName, _ state: CatalogState) -> [String: Any] {
+    static func jsonObject(_ catalog: Catalog, _ state: CatalogState) -> [String: Any] {
         [
-            "catalog": name.value, "since": state.since?.jsonValue ?? NSNull(),
+            "catalog": catalog.name.value, "since": state.since?.jsonValue ?? NSNull(),
             "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
             "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
-            "nextSync": state.failures >= CatalogSync.failuresBeforeFullSync || state.since == nil ? "full" : "delta",
+            "nextSync": CatalogSync.nextIsFull(state, cursor: catalog.cursor) ? "full" : "delta",
             "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
         ]
     }

@@ -35,7 +35,7 @@ enum StatusCommand {
         let next: String?
         let notifier: NotifierHealth?
         let notifierText: String
-        let catalogs: [(SubscriberName, CatalogState)]
+        let catalogs: [(Catalog, CatalogState)]
         /// Why the configuration could not be read; status still shows the spool.
         let configurationProblem: String?
         /// Static tokens (JWTs in `token-file`s) that expire within a week, or have.
@@ -91,9 +91,9 @@ enum StatusCommand {
         } catch {
             throw .spool(error)
         }
-        var catalogs: [(SubscriberName, CatalogState)] = []
+        var catalogs: [(Catalog, CatalogState)] = []
         for catalog in configuration?.catalogs ?? [] {
-            do { catalogs.append((catalog.name, try CatalogState.load(catalog.name, in: spool))) } catch {
+            do { catalogs.append((catalog, try CatalogState.load(catalog.name, in: spool))) } catch {
                 throw .spool(error)
             }
         }
@@ -136,8 +136,8 @@ enum StatusCommand {
                     )
                 }),
             "catalogs": Dictionary(
-                uniqueKeysWithValues: report.catalogs.map { name, state in
-                    (name.value, CatalogCommand.jsonObject(name, state))
+                uniqueKeysWithValues: report.catalogs.map { catalog, state in
+                    (catalog.name.value, CatalogCommand.jsonObject(catalog, state))
                 }),
         ]
         if let ages { object["ages"] = agesObject(ages) }
@@ -196,11 +196,11 @@ enum StatusCommand {
                 "batches to \(name): size \(tally.finalSize), \(tally.batches) batches, \(tally.items) items, "
                     + "\(tally.conflicts) conflicts in the last round")
         }
-        for (name, state) in report.catalogs {
+        for (catalog, state) in report.catalogs {
             let synced =
                 state.lastSuccess.map { "synced \($0) in \(state.lastDurationMilliseconds ?? 0) ms" } ?? "never synced"
             output.line(
-                "catalog \(name): since \(state.since?.description ?? "-"), \(synced)"
+                "catalog \(catalog.name): since \(state.since?.description ?? "-"), \(synced)"
                     + (state.failures > 0 ? ", \(state.failures) failures in a row" : ""))
         }
         for warning in report.tokenWarnings { output.line("warning: \(warning)") }
