@@ -3,70 +3,139 @@ import CourierPosix
 import CourierSpool
 
 /// The feed of a delivery pass: `queued/` read in directory order, only as
-/// far ahead as free slots and batches need, the names kept per subscriber.
-/// Bounded, so a million queued items never sit in memory at once.
+/// far ahead as free slots and batches need, kept per subscriber. Entries
+/// wait there by name, to be claimed; dropped files met on the way are
+/// taken in by intake in groups, and those the pass will send arrive
+/// claimed, with their bytes. Bounded in names and bytes, so a million
+/// queued items never sit in memory at once.
 final class DeliveryFeed {
-    private let stream: DirectoryStream
-    private var buffered: [SubscriberName: [EntryName]] = [:]
-    private(set) var done = false
-    private(set) var count = 0
+    enum Item {
+        /// An entry in `queued/`, to be claimed.
+        case queued(EntryName)
+        /// Taken in this round straight into `sending/`.
+        case claimed(DeliveryItem)
 
-    /// Entries read ahead of free slots.
-    static let limit = 4096
-
-    init(spool: Spool) throws(RoundError) {
-        do { stream = try spool.directory(.queued).entries() } catch {
-            throw .spool(SpoolError(error))
+        var entry: EntryName {
+            switch self {
+            case .queued(let entry): entry
+            case .claimed(let item): item.entry
+            }
         }
     }
 
+    private let stream: DirectoryStream
+    private let intake: IntakeSession?
+    private var buffered: [SubscriberName: [Item]] = [:]
+    private(set) var done = false
+    private(set) var count = 0
+    /// Bytes of the claimed items waiting.
+    private var bytes = 0
+    /// Fingerprints of the entries intake left in `queued/` this pass, so
+    /// that the stream, which may or may not return names made after it
+    /// was opened, does not count or take them a second time. Only entries
+    /// the pass will not send (held subscribers) are ever left there.
+    private var leftByIntake: Set<Int> = []
+
+    /// Entries read ahead of free slots.
+    static let limit = 4096
+    /// Bytes of claimed items read ahead of free slots.
+    static let byteLimit = 8 << 20
+
+    /// Without `intake`, dropped files are passed over (tests of delivery
+    /// alone).
+    init(spool: Spool, intake: IntakeSession? = nil) throws(RoundError) {
+        do { stream = try spool.directory(.queued).entries() } catch {
+            throw .spool(SpoolError(error))
+        }
+        self.intake = intake
+    }
+
     var isEmpty: Bool { done && count == 0 }
-    /// Nothing more will be read this time: the end, or the read-ahead limit.
-    var isSaturated: Bool { done || count >= Self.limit }
+    /// Nothing more will be read this time: the end, or a read-ahead limit.
+    var isSaturated: Bool { done || count >= Self.limit || bytes >= Self.byteLimit }
 
     func waiting(for subscriber: SubscriberName) -> Int { buffered[subscriber]?.count ?? 0 }
 
-    func peek(_ subscriber: SubscriberName) -> EntryName? { buffered[subscriber]?.first }
+    func peek(_ subscriber: SubscriberName) -> Item? { buffered[subscriber]?.first }
 
-    func take(_ subscriber: SubscriberName) -> EntryName? {
+    func take(_ subscriber: SubscriberName) -> Item? {
         guard var queue = buffered[subscriber], !queue.isEmpty else { return nil }
-        let entry = queue.removeFirst()
+        let item = queue.removeFirst()
         buffered[subscriber] = queue
         count -= 1
-        return entry
+        if case .claimed(let claimed) = item { bytes -= claimed.body.count }
+        return item
     }
 
-    /// Forgets the entries read ahead for a subscriber the round stopped
-    /// sending to; they stay in `queued/`. Returns how many.
-    func discard(_ subscriber: SubscriberName) -> Int {
-        let dropped = buffered.removeValue(forKey: subscriber)?.count ?? 0
-        count -= dropped
+    /// Forgets what was read ahead for a subscriber the round stopped
+    /// sending to. Returns it: entries stay in `queued/`, claimed items
+    /// must be put back there.
+    func discard(_ subscriber: SubscriberName) -> [Item] {
+        let dropped = buffered.removeValue(forKey: subscriber) ?? []
+        count -= dropped.count
+        for case .claimed(let item) in dropped { bytes -= item.body.count }
         return dropped
     }
 
-    /// Reads names while `hungry` says a subscriber could use more. Names
-    /// that are not entries are intake's; entries whose subscriber is not
-    /// configured go to `unconfigured`; entries `admit` turns down stay in
-    /// `queued/` (it counts them).
+    /// Reads names while `hungry` says a subscriber could use more, or an
+    /// intake group is filling. Entries whose subscriber is not configured
+    /// go to `unconfigured`; entries `admit` turns down stay in `queued/`
+    /// (it counts them). A dropped file goes to intake; a full group is
+    /// committed, entries `sendNow` picks arriving claimed; it counts the
+    /// others, which stay in `queued/`.
     func fill(
         while hungry: () -> Bool, isConfigured: (SubscriberName) -> Bool,
-        unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true }
+        unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true },
+        sendNow: (EntryName) -> Bool = { _ in true }
     ) throws(RoundError) {
-        while !done && count < Self.limit && hungry() {
+        while !done && !isSaturated && (hungry() || intake?.hasPending == true) {
             let name: FileName?
             do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
             guard let name else {
                 done = true
-                return
+                break
             }
-            guard let entry = EntryName(fileName: name) else { continue }
+            guard let entry = EntryName(fileName: name) else {
+                try takeIn(name, sendNow: sendNow)
+                continue
+            }
+            if !leftByIntake.isEmpty, leftByIntake.remove(entry.fileName.hashValue) != nil { continue }
             guard isConfigured(entry.subscriber) else {
                 try unconfigured(entry)
                 continue
             }
             guard admit(entry) else { continue }
-            buffered[entry.subscriber, default: []].append(entry)
-            count += 1
+            append(.queued(entry))
         }
+        if intake?.hasPending == true { try commitIntake(sendNow: sendNow) }
+    }
+
+    private func takeIn(_ name: FileName, sendNow: (EntryName) -> Bool) throws(RoundError) {
+        guard let intake else { return }
+        do { try intake.offer(name) } catch { throw .spool(error) }
+        if intake.isFull { try commitIntake(sendNow: sendNow) }
+    }
+
+    private func commitIntake(sendNow: (EntryName) -> Bool) throws(RoundError) {
+        guard let intake else { return }
+        let claimed: [DeliveryItem]
+        do {
+            claimed = try intake.commit(sendNow: { entry in
+                if sendNow(entry) { return true }
+                if !done { leftByIntake.insert(entry.fileName.hashValue) }
+                return false
+            })
+        } catch {
+            throw .spool(error)
+        }
+        for item in claimed {
+            append(.claimed(item))
+            bytes += item.body.count
+        }
+    }
+
+    private func append(_ item: Item) {
+        buffered[item.entry.subscriber, default: []].append(item)
+        count += 1
     }
 }

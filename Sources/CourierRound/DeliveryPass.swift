@@ -23,6 +23,9 @@ final class DeliveryPass {
     private var summary: RoundSummary
 
     private let feed: DeliveryFeed
+    private let intake: IntakeSession
+    /// What intake did in this pass.
+    var intakeReport: IntakeReport { intake.report }
     private let claimer: Claimer
     private let builder: RequestBuilder
     private var settler: Settler
@@ -56,7 +59,9 @@ final class DeliveryPass {
         self.clock = clock
         self.spool = spool
         self.log = log
-        feed = try DeliveryFeed(spool: spool)
+        intake = IntakeSession(
+            intake: Intake(spool: spool, configuration: configuration, ledger: ledger, round: round))
+        feed = try DeliveryFeed(spool: spool, intake: intake)
         claimer = Claimer(spool: spool, configuration: configuration, ledger: ledger, round: round, log: log)
         builder = RequestBuilder(configuration: configuration, session: round)
         var settler = Settler(
@@ -104,6 +109,7 @@ final class DeliveryPass {
             if commits.isDue(at: clock(), idle: inFlight.isEmpty) { try commits.commit() }
         }
         try commits.commit()
+        summary.add(intake.report)
         do { try batchSizes.save(to: spool) } catch { throw .spool(error) }
         for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
         summary.tokenErrors = authorization.summary
@@ -138,7 +144,24 @@ final class DeliveryPass {
             unconfigured: { entry throws(RoundError) in
                 if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
             },
-            admit: admission.admit)
+            admit: admission.admit, sendNow: sendsNow)
+    }
+
+    /// Whether an entry intake makes goes straight to `sending/`: its
+    /// subscriber is neither held nor stopped, and has a token if it needs
+    /// one (fetched now, as its first request would). One that stays in
+    /// `queued/` is counted as if the pass had read it there.
+    private func sendsNow(_ entry: EntryName) -> Bool {
+        guard let subscriber = configuration.subscriber(named: entry.subscriber) else { return false }
+        guard admission.isOpen(entry.subscriber) else {
+            _ = admission.admit(entry)
+            return false
+        }
+        if case .unavailable = authorization.bearer(for: subscriber) {
+            authorization.leave(1, queuedFor: subscriber.name)
+            return false
+        }
+        return true
     }
 
     /// How many entries one request of this subscriber carries.
@@ -191,12 +214,23 @@ final class DeliveryPass {
     private func claimItems(for subscriber: Subscriber) throws(RoundError) -> [DeliveryItem] {
         var items: [DeliveryItem] = []
         var bytes = 0
-        while items.count < wanted(by: subscriber), let entry = feed.peek(subscriber.name) {
+        while items.count < wanted(by: subscriber), let next = feed.peek(subscriber.name) {
             if subscriber.mode == .batch && !items.isEmpty {
-                let size = claimer.queuedSize(of: entry)
+                let size: Int
+                switch next {
+                case .queued(let entry): size = claimer.queuedSize(of: entry)
+                case .claimed(let item): size = item.body.count
+                }
                 if bytes + size + BatchBody.overheadPerItem > subscriber.batch.maxBytes { break }
             }
             _ = feed.take(subscriber.name)
+            guard case .queued(let entry) = next else {
+                if case .claimed(let item) = next {
+                    bytes += item.body.count + item.entry.key.description.utf8.count + BatchBody.overheadPerItem
+                    items.append(item)
+                }
+                continue
+            }
             switch try claimer.claim(entry) {
             case .claimed(var item):
                 item.stamp = admission.takeStamp(of: entry)
@@ -217,9 +251,26 @@ final class DeliveryPass {
     /// Entries of a subscriber without a token stay in `queued/`, unclaimed,
     /// for the next round.
     private func leaveQueued(_ subscriber: Subscriber) {
-        var count = 0
-        while feed.take(subscriber.name) != nil { count += 1 }
-        authorization.leave(count, queuedFor: subscriber.name)
+        let left = feed.discard(subscriber.name)
+        putBack(left, subscriber: subscriber, because: "no token for \(subscriber.name)")
+        authorization.leave(left.count, queuedFor: subscriber.name)
+    }
+
+    /// Items read ahead for a subscriber the pass will not send to after
+    /// all: those intake took straight into `sending/` go back to `queued/`,
+    /// as recovery would put them, in the next group commit.
+    private func putBack(_ left: [DeliveryFeed.Item], subscriber: Subscriber, because reason: String) {
+        let now = Timestamp.now()
+        var lines: [LedgerLine] = []
+        var moves: [(EntryName, SpoolState)] = []
+        for case .claimed(let item) in left {
+            lines.append(
+                LedgerLine(
+                    time: now, round: round.value, subscriber: subscriber.name.value, key: item.entry.key.description,
+                    event: .recovered, detail: "\(reason); back to queued/"))
+            moves.append((item.entry, .queued))
+        }
+        commits.add(lines: lines, moves: moves, at: clock())
     }
 
     private func launch(_ request: PendingRequest) throws(RoundError) {
@@ -336,7 +387,9 @@ final class DeliveryPass {
     /// got, as if their retries had run out (`retry-schedule` still
     /// applies to them). Requests in flight finish and settle as usual.
     private func stop(_ subscriber: Subscriber, now: Timestamp) {
-        admission.stop(subscriber.name, leaving: feed.discard(subscriber.name))
+        let left = feed.discard(subscriber.name)
+        admission.stop(subscriber.name, leaving: left.count)
+        putBack(left, subscriber: subscriber, because: "\(subscriber.name) not answering")
         log(
             .warning,
             "\(subscriber.name) not answering: \(breaker.limit(for: subscriber.name) ?? 0) requests in a row got no "

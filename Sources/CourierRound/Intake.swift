@@ -16,6 +16,9 @@ public struct IntakeReport: Sendable, Equatable {
     public var flagged: [String] = []
     /// Group commits made: one ledger fsync and one folder fsync each.
     public var groups = 0
+    /// Route records kept in `awaitingRoute/`, and workouts put there to
+    /// wait for theirs: the routes step has work after intake.
+    public var routesKept = 0
 }
 
 /// Intake, the first stage after recovery (Postfix's pickup and cleanup):
@@ -28,7 +31,6 @@ package struct Intake {
     let configuration: Configuration
     let ledger: Ledger
     let round: RoundID
-    let now: Timestamp
 
     /// Dropped files committed together: one ledger fsync and one directory
     /// fsync per group. A group holds its records' bytes until it commits,
@@ -50,37 +52,30 @@ package struct Intake {
         let duplicates: [(EntryName, SpoolState)]
     }
 
+    /// Takes in every dropped file of `queued/`, all into `queued/` (or
+    /// `awaitingRoute/`): intake on its own, as tests and tools drive it.
+    /// A round takes files in as its delivery pass meets them instead
+    /// (`IntakeSession`, driven by `DeliveryFeed`).
     func run() throws(SpoolError) -> IntakeReport {
-        var report = IntakeReport()
         let stream: DirectoryStream
         do { stream = try spool.directory(.queued).entries() } catch {
             throw SpoolError(error)
         }
-        var group: [Accepted] = []
-        var groupBytes = 0
-        var planned: [EntryName: [UInt8]] = [:]
+        let session = IntakeSession(intake: self)
         while true {
             let name: FileName?
             do { name = try stream.next() } catch { throw SpoolError(error) }
             guard let name else { break }
             if EntryName(fileName: name) != nil { continue }
-            if let accepted = try take(name, planned: &planned, into: &report) {
-                group.append(accepted)
-                groupBytes += accepted.record.bytes.count
-                if group.count >= Self.groupSize || groupBytes >= Self.groupBytes {
-                    try IntakeCommit(spool: spool, ledger: ledger, round: round, now: now).commit(group, into: &report)
-                    group.removeAll(keepingCapacity: true)
-                    planned.removeAll(keepingCapacity: true)
-                    groupBytes = 0
-                }
-            }
+            try session.offer(name)
+            if session.isFull { _ = try session.commit() }
         }
-        try IntakeCommit(spool: spool, ledger: ledger, round: round, now: now).commit(group, into: &report)
-        return report
+        _ = try session.commit()
+        return session.report
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
-    private func take(_ name: FileName, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport)
+    func take(_ name: FileName, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport)
         throws(SpoolError) -> Accepted?
     {
         guard let (record, file) = try read(name, into: &report) else { return nil }
@@ -126,7 +121,8 @@ package struct Intake {
         switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
         case .success(let record):
             return (record, file)
-        case .failure(let problem) where problem.mayBeIncomplete && now - status.modified < configuration.settle:
+        case .failure(let problem)
+        where problem.mayBeIncomplete && Timestamp.now() - status.modified < configuration.settle:
             report.settling += 1
             return nil
         case .failure(let problem):
@@ -183,7 +179,7 @@ package struct Intake {
 
     /// Flags a dropped file (see `Flagger`) and counts it.
     private func flag(_ name: FileName, reason: String, report: inout IntakeReport) throws(SpoolError) {
-        let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: now)
+        let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: .now())
         guard let safe = try flagger.flag(name, reason: reason) else { return }
         report.invalid += 1
         report.flagged.append(safe.description)
@@ -225,10 +221,11 @@ package struct Intake {
         try spool.deliverNewFile(record.bytes, named: routeName, into: .awaitingRoute)
         try ledger.append(
             LedgerLine(
-                time: now, round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
+                time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
                 detail: "route for \(workout) from \(FlaggedName.printable(name))"))
         do { try spool.directory(.queued).remove(name) } catch {
             throw SpoolError(error)
         }
+        report.routesKept += 1
     }
 }

@@ -8,30 +8,39 @@ import CourierSpool
 /// fsynced under `tmp/`, the group's ledger lines are appended with one
 /// fsync, then everything is renamed into place and the folders fsynced.
 /// The dropped file itself becomes the first subscriber's entry by a
-/// rename: its bytes are the body, so it is never copied. A crash anywhere
-/// leaves the dropped file (or its entry) in place, and intake of it again
-/// finds identical entries: a duplicate, not a conflict.
+/// rename: its bytes are the body, so it is never copied. An entry the
+/// round will send now is renamed straight into `sending/` — claimed at
+/// birth; recovery returns it to `queued/` if the round dies. A crash
+/// anywhere leaves the dropped file (or its entry) in place, and intake of
+/// it again finds identical entries: a duplicate, not a conflict.
 struct IntakeCommit {
     let spool: Spool
     let ledger: Ledger
     let round: RoundID
-    let now: Timestamp
 
-    func commit(_ group: [Intake.Accepted], into report: inout IntakeReport) throws(SpoolError) {
-        guard !group.isEmpty else { return }
+    /// Returns the entries that went to `sending/`, with their bytes.
+    func commit(_ group: [Intake.Accepted], sendNow: (EntryName) -> Bool, into report: inout IntakeReport)
+        throws(SpoolError) -> [DeliveryItem]
+    {
+        guard !group.isEmpty else { return [] }
         report.groups += 1
         try syncDroppedFiles(group)
+        let now = Timestamp.now()
+        // Asked once per entry: the answer may count what stays queued.
+        let targets = group.map { accepted in
+            accepted.entries.map { accepted.target == .queued && sendNow($0) ? SpoolState.sending : accepted.target }
+        }
         var staged: [(temporary: FileName, entry: EntryName, target: SpoolState)] = []
         // Whatever was staged and not renamed when this fails goes: a
         // failed group leaves no orphans in tmp/.
         var renamed = 0
         defer { for (temporary, _, _) in staged.dropFirst(renamed) { try? spool.tmp.remove(temporary) } }
-        for accepted in group {
-            for entry in accepted.entries.dropFirst() {
-                staged.append((try spool.stageFile(accepted.record.bytes, for: entry.fileName), entry, accepted.target))
+        for (accepted, targets) in zip(group, targets) {
+            for (entry, target) in zip(accepted.entries, targets).dropFirst() {
+                staged.append((try spool.stageFile(accepted.record.bytes, for: entry.fileName), entry, target))
             }
         }
-        try ledger.append(group.flatMap(lines))
+        try ledger.append(group.flatMap { lines($0, now: now) })
         for (temporary, entry, target) in staged {
             // The folders are fsynced once for the group, below.
             do {
@@ -43,12 +52,25 @@ struct IntakeCommit {
             }
             renamed += 1
         }
-        for accepted in group {
-            try finish(accepted)
+        var claimed: [DeliveryItem] = []
+        for (accepted, targets) in zip(group, targets) {
+            if let first = accepted.entries.first, let target = targets.first {
+                try finish(accepted, as: first, into: target)
+            } else {
+                try removeRepeat(accepted)
+            }
             report.accepted += accepted.entries.count
             report.duplicates += accepted.duplicates.count
+            if accepted.target == .awaitingRoute { report.routesKept += 1 }
+            for (entry, target) in zip(accepted.entries, targets) where target == .sending {
+                claimed.append(DeliveryItem(entry: entry, body: accepted.record.bytes))
+            }
         }
-        try spool.sync(group.contains { $0.target == .awaitingRoute } ? [.queued, .awaitingRoute] : [.queued])
+        var touched: Set<SpoolState> = [.queued]
+        if group.contains(where: { $0.target == .awaitingRoute }) { touched.insert(.awaitingRoute) }
+        if !claimed.isEmpty { touched.insert(.sending) }
+        try spool.sync(touched)
+        return claimed
     }
 
     /// The dropped bytes reach the disk before any name or line says they
@@ -67,7 +89,7 @@ struct IntakeCommit {
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.
-    private func lines(_ accepted: Intake.Accepted) -> [LedgerLine] {
+    private func lines(_ accepted: Intake.Accepted, now: Timestamp) -> [LedgerLine] {
         let origin = "from \(FlaggedName.printable(accepted.name))"
         let taken = accepted.entries.map { entry in
             LedgerLine(
@@ -83,33 +105,36 @@ struct IntakeCommit {
             }
     }
 
-    /// The dropped file becomes the first entry, or goes when every
-    /// subscriber already had it.
-    private func finish(_ accepted: Intake.Accepted) throws(SpoolError) {
-        let queued = spool.directory(.queued)
-        guard let first = accepted.entries.first else {
-            do { try queued.remove(accepted.name) } catch {
-                throw SpoolError(error)
-            }
-            return
+    /// A dropped file every subscriber already had goes.
+    private func removeRepeat(_ accepted: Intake.Accepted) throws(SpoolError) {
+        do { try spool.directory(.queued).remove(accepted.name) } catch {
+            throw SpoolError(error)
         }
+    }
+
+    /// The dropped file becomes the first entry.
+    private func finish(_ accepted: Intake.Accepted, as first: EntryName, into target: SpoolState)
+        throws(SpoolError)
+    {
         // An entry's modification time is its intake time: route-wait and
         // prune count from it, not from when a script wrote it. A file
         // courier may not touch (read-only, another owner) keeps its own
         // time rather than block the round.
-        try? queued.touch(accepted.name)
-        try takeDroppedFile(accepted, as: first)
+        try? spool.directory(.queued).touch(accepted.name)
+        try takeDroppedFile(accepted, as: first, into: target)
     }
 
     /// The dropped file becomes the first entry by rename. A person who
     /// moved it away meanwhile does not lose the record: its bytes, read and
     /// checked, are written as the entry instead.
-    private func takeDroppedFile(_ accepted: Intake.Accepted, as entry: EntryName) throws(SpoolError) {
+    private func takeDroppedFile(_ accepted: Intake.Accepted, as entry: EntryName, into target: SpoolState)
+        throws(SpoolError)
+    {
         do {
-            try spool.move(accepted.name, from: .queued, to: accepted.target, as: entry.fileName)
+            try spool.move(accepted.name, from: .queued, to: target, as: entry.fileName)
         } catch {
             guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
-            try spool.deliverNewFile(accepted.record.bytes, named: entry.fileName, into: accepted.target)
+            try spool.deliverNewFile(accepted.record.bytes, named: entry.fileName, into: target)
         }
     }
 }

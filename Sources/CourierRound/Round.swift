@@ -44,21 +44,7 @@ public struct Round {
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
             summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
-            let intake = try Intake(
-                spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
-            ).run()
-            summary.accepted = intake.accepted
-            summary.invalid = intake.invalid
-            summary.duplicates = intake.duplicates
-            summary.settling = intake.settling
-            summary.attention += intake.flagged
-            let routes = try RouteStep(
-                spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
-            ).run()
-            summary.routesAttached = routes.attached.count
-            summary.routeTimeouts = routes.timedOut.count
-            summary.needsAttention += routes.timedOut.count + routes.failed.count
-            summary.attention += routes.timedOut + routes.failed
+            try attachRoutes(ledger: ledger, round: round, started: started, into: &summary)
             if retryAttention {
                 summary.fromAttention = try AttentionRequeue(
                     spool: spool, configuration: configuration, ledger: ledger, round: round, log: log
@@ -67,10 +53,25 @@ public struct Round {
         } catch {
             throw .spool(error)
         }
-        summary = try DeliveryPass(
+        // Intake happens inside the delivery pass, as it meets dropped files
+        // (`IntakeSession`). Routes and workouts it put in awaitingRoute/ are
+        // matched after it, and what that frees is sent by a second pass.
+        let first = try DeliveryPass(
             spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode, summary: summary,
-            log: log
-        ).run()
+            log: log)
+        summary = try first.run()
+        if first.intakeReport.routesKept > 0 {
+            let attached = summary.routesAttached
+            do { try attachRoutes(ledger: ledger, round: round, started: started, into: &summary) } catch {
+                throw .spool(error)
+            }
+            if summary.routesAttached > attached {
+                summary = try DeliveryPass(
+                    spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode,
+                    summary: summary, log: log
+                ).run()
+            }
+        }
         summary.finished = Timestamp.now().rfc3339
         summary.durationMilliseconds = (MonotonicInstant.now() - clock).milliseconds
         let encoder = JSONEncoder()
@@ -83,6 +84,18 @@ public struct Round {
         }
         log(.debug, "round \(round) finished in \(summary.durationMilliseconds) ms")
         return summary
+    }
+
+    private func attachRoutes(ledger: Ledger, round: RoundID, started: Timestamp, into summary: inout RoundSummary)
+        throws(SpoolError)
+    {
+        let routes = try RouteStep(
+            spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
+        ).run()
+        summary.routesAttached += routes.attached.count
+        summary.routeTimeouts += routes.timedOut.count
+        summary.needsAttention += routes.timedOut.count + routes.failed.count
+        summary.attention += routes.timedOut + routes.failed
     }
 
     /// The summary the last finished round left, if any.

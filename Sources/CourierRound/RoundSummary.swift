@@ -77,6 +77,15 @@ public struct RoundSummary: Sendable, Codable {
         notAnswering = [:]
     }
 
+    /// Counts what intake did.
+    mutating func add(_ intake: IntakeReport) {
+        accepted += intake.accepted
+        invalid += intake.invalid
+        duplicates += intake.duplicates
+        settling += intake.settling
+        attention += intake.flagged
+    }
+
     /// True when the round changed anything a person may care about.
     public var movedAnything: Bool {
         recovered + accepted + invalid + sent + needsAttention + routesAttached + (deferred ?? 0) > 0

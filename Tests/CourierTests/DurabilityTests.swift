@@ -107,8 +107,7 @@ import Testing
         spool.spool.faults = counter
         let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: counter)
         let report = try Intake(
-            spool: spool.spool, configuration: spool.configuration, ledger: ledger, round: RoundID.make(at: .now()),
-            now: .now()
+            spool: spool.spool, configuration: spool.configuration, ledger: ledger, round: RoundID.make(at: .now())
         ).run()
         #expect(report.accepted == 12)
         // One directory fsync per group: 12 MiB in groups of at most 4 MiB.

@@ -1,0 +1,46 @@
+import CourierPosix
+import CourierSpool
+
+/// Intake one dropped file at a time, committed in groups: how a delivery
+/// pass takes files in as it meets them in `queued/`, so that a record the
+/// same round will send goes from its dropped name straight to
+/// `sending/KEY@SUB.json`, its validated bytes kept for the request (one
+/// rename, one read and one parse fewer than by way of `queued/`).
+final class IntakeSession {
+    private let intake: Intake
+    private var group: [Intake.Accepted] = []
+    private var groupBytes = 0
+    /// Entries this group will make, for duplicates within the group;
+    /// earlier groups' entries are on disk by the time the next is planned.
+    private var planned: [EntryName: [UInt8]] = [:]
+    private(set) var report = IntakeReport()
+
+    init(intake: Intake) {
+        self.intake = intake
+    }
+
+    /// Accepted files wait for their group's commit.
+    var hasPending: Bool { !group.isEmpty }
+    var isFull: Bool { group.count >= Intake.groupSize || groupBytes >= Intake.groupBytes }
+
+    /// Validates one dropped file: flagged, left to settle, kept as a route,
+    /// or added to the group.
+    func offer(_ name: FileName) throws(SpoolError) {
+        guard let accepted = try intake.take(name, planned: &planned, into: &report) else { return }
+        group.append(accepted)
+        groupBytes += accepted.record.bytes.count
+    }
+
+    /// Makes the group durable. Entries `sendNow` picks go to `sending/`
+    /// and come back as claimed items; the rest go to `queued/` (workouts
+    /// waiting for a route to `awaitingRoute/`).
+    func commit(sendNow: (EntryName) -> Bool = { _ in false }) throws(SpoolError) -> [DeliveryItem] {
+        defer {
+            group.removeAll(keepingCapacity: true)
+            planned.removeAll(keepingCapacity: true)
+            groupBytes = 0
+        }
+        return try IntakeCommit(spool: intake.spool, ledger: intake.ledger, round: intake.round)
+            .commit(group, sendNow: sendNow, into: &report)
+    }
+}
