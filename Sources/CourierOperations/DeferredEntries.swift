@@ -14,13 +14,22 @@ public struct DeferredEntries: Sendable, Equatable {
 
     public init() {}
 
-    public static func survey(_ spool: Spool, now: Timestamp = .now()) throws(SpoolError) -> DeferredEntries {
+    /// `scheduled`: the subscribers with a `retry-schedule`, the only ones
+    /// whose stamps a round reads; their entries alone are looked at, so a
+    /// spool without schedules costs no `stat` per entry (a million queued
+    /// would take seconds). Nil when the configuration cannot be read:
+    /// every entry is looked at.
+    public static func survey(_ spool: Spool, of scheduled: Set<SubscriberName>?, now: Timestamp = .now())
+        throws(SpoolError) -> DeferredEntries
+    {
         var found = DeferredEntries()
+        if scheduled?.isEmpty == true { return found }
         let queued = spool.directory(.queued)
         do {
             let stream = try queued.entries()
             while let name = try stream.next() {
-                guard EntryName(fileName: name) != nil, let status = try queued.status(of: name),
+                guard let entry = EntryName(fileName: name), scheduled?.contains(entry.subscriber) ?? true,
+                    let status = try queued.status(of: name),
                     let stamp = DeferralStamp(modified: status.modified)
                 else { continue }
                 found.count += 1

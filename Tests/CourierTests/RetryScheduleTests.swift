@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CourierConfig
+@testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierRound
 @testable import CourierSpool
@@ -174,6 +175,19 @@ import Testing
         #expect(try Self.stamp(spool, "d@alpha.json")?.deferrals == 2)
         #expect(try spool.ledger().map(\.event) == [.retry, .retry, .deferred])
         #expect(summary.deferred == 1 && summary.retries == 2)
+    }
+
+    @Test("status looks for deferral stamps only on the entries of subscribers with a retry-schedule")
+    func theSurveyLooksOnlyWhereARoundWould() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        try DeliveryStageTests.queue(spool, ["late"], subscriber: "alpha")
+        let stamp = DeferralStamp(due: .now() + .seconds(600), deferrals: 1)
+        try spool.spool.directory(.queued).setModified(FileName("late@alpha.json"), to: stamp.modified)
+        let alpha = try TemporarySpool.subscriberName("alpha")
+        #expect(try DeferredEntries.survey(spool.spool, of: [alpha]).count == 1)
+        #expect(try DeferredEntries.survey(spool.spool, of: nil).count == 1)
+        #expect(
+            try DeferredEntries.survey(spool.spool, of: []).count == 0, "alpha has no schedule: a round sends it now")
     }
 
     @Test("a spool that keeps the nanoseconds of file times can keep deferral stamps")

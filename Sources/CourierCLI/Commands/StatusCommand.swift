@@ -87,7 +87,8 @@ enum StatusCommand {
         let deferred: DeferredEntries
         do {
             holds = try spool.holds()
-            deferred = try DeferredEntries.survey(spool)
+            deferred = try DeferredEntries.survey(
+                spool, of: configuration.map { Set($0.subscribers.filter { $0.retrySchedule != nil }.map(\.name)) })
         } catch {
             throw .spool(error)
         }
