@@ -556,7 +556,7 @@ class Bench:
         args = self.args
         started, load_start = time.gmtime(), os.getloadavg()
         self.start_nginx()
-        progress(f"throughput: N = {args.n:,}, {args.rounds} rounds")
+        progress(f"throughput: N = {args.n:,}, {args.rounds} round" + ("s" if args.rounds != 1 else ""))
         self.throughput()
         progress("once-each figures")
         empty, conf = self.empty_round()
