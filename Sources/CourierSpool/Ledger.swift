@@ -2,9 +2,12 @@ import CourierPosix
 import CourierSupport
 import Glibc
 
-/// The append-only record of every event, one file per UTC day.
+/// The append-only record of every event, one file per UTC day, or per
+/// day and worker when several share the spool (`LedgerFileName`).
 public final class Ledger {
     private let directory: DirectoryHandle
+    /// nil: the spool has one writer, whose files are `YYYY-MM-DD.tsv`.
+    private let worker: WorkerID?
     private var openDay: (day: String, file: FileDescriptor)?
     /// The open day file may end in half a line (a write that failed and
     /// could not be taken back, or an earlier process's): the next write
@@ -15,9 +18,11 @@ public final class Ledger {
     private var redactor: Redactor
 
     public init(
-        directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()
+        directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor(),
+        worker: WorkerID? = nil
     ) {
         self.directory = directory
+        self.worker = worker
         self.log = log
         self.faults = faults
         self.redactor = redactor
@@ -98,7 +103,7 @@ public final class Ledger {
 
     private func dayFile(_ day: String) throws(SpoolError) -> FileDescriptor {
         if let open = openDay, open.day == day { return open.file }
-        let name = FileName(day + ".tsv")
+        let name = LedgerFileName(day: day, worker: worker).fileName
         let existed: Bool
         let file: FileDescriptor
         do {
@@ -114,18 +119,6 @@ public final class Ledger {
         // Another process may have left this file torn.
         mayEndTorn = existed
         return file
-    }
-
-    /// The day files, oldest first: `YYYY-MM-DD.tsv`.
-    public static func dayFiles(in directory: DirectoryHandle) throws(SpoolError) -> [(day: String, name: FileName)] {
-        let names: [FileName]
-        do { names = try directory.sortedNames() } catch { throw SpoolError(error) }
-        return names.compactMap { name in
-            guard let text = name.string, text.hasSuffix(".tsv") else { return nil }
-            let day = String(text.dropLast(4))
-            guard Timestamp(dateOrTime: day) != nil, day.count == 10 else { return nil }
-            return (day, name)
-        }
     }
 
     /// Every well-formed line from `since` (a UTC day, inclusive) on, in

@@ -1,0 +1,92 @@
+import Glibc
+import Testing
+
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierSpool
+@testable import CourierSupport
+
+/// A ledger that several workers share: each appends to its own day file,
+/// and every reader takes all of a day's files as that day's ledger.
+@Suite struct SharedLedgerTests {
+    static func time(_ text: String) throws -> Timestamp {
+        guard let time = Timestamp(rfc3339: text) else { throw TestFailure("\(text) is not RFC 3339") }
+        return time
+    }
+
+    static func line(_ time: String, _ key: String, _ event: LedgerEvent = .accepted, subscriber: String = "alpha")
+        throws -> LedgerLine
+    {
+        LedgerLine(time: try Self.time(time), round: "r", subscriber: subscriber, key: key, event: event)
+    }
+
+    static func fileNames(_ spool: TemporarySpool) throws -> [String] {
+        try spool.spool.ledgerDirectory.sortedNames().map(\.description)
+    }
+
+    @Test("a ledger with a worker id appends to YYYY-MM-DD.WORKER.tsv")
+    func aWorkerWritesItsOwnDayFile() throws {
+        let spool = try TemporarySpool()
+        let ledger = Ledger(directory: spool.spool.ledgerDirectory, worker: try WorkerID("host-1.example"))
+        try ledger.append([
+            try Self.line("2026-11-29T23:59:59.999Z", "k1"), try Self.line("2026-11-30T00:00:00.000Z", "k2"),
+        ])
+        #expect(try Self.fileNames(spool) == ["2026-11-29.host-1.example.tsv", "2026-11-30.host-1.example.tsv"])
+        #expect(try Ledger.dayFiles(in: spool.spool.ledgerDirectory).map(\.day) == ["2026-11-29", "2026-11-30"])
+        #expect(try spool.ledger().map(\.key) == ["k1", "k2"])
+    }
+
+    @Test("a ledger without a worker id keeps the name YYYY-MM-DD.tsv")
+    func aSingleWriterKeepsTheDayName() throws {
+        let spool = try TemporarySpool()
+        try Ledger(directory: spool.spool.ledgerDirectory).append(try Self.line("2026-11-30T07:00:00.000Z", "k"))
+        #expect(try Self.fileNames(spool) == ["2026-11-30.tsv"])
+    }
+
+    @Test(
+        "a bad worker id is refused with a message naming it",
+        arguments: [
+            ("", "is empty"), (".hidden", "starts with '.'"), ("a/b", "0x2f"), ("a b", "0x20"), ("tab\there", "0x9"),
+            (String(repeating: "w", count: 65), "65 bytes long"), ("wörker", "0xc3"),
+        ])
+    func aBadWorkerIDIsRefused(text: String, problem: String) {
+        #expect(throws: WorkerIDError.self) { try WorkerID(text) }
+        do {
+            _ = try WorkerID(text)
+        } catch let error {
+            #expect(error.description.hasPrefix("`\(LedgerLine.escape(String(text.prefix(100))))` is not a worker id"))
+            #expect(error.description.contains(problem), "\(error)")
+        }
+    }
+
+    @Test("worker ids of letters, digits, '-', '_' and '.' not first, up to 64 bytes, are taken")
+    func goodWorkerIDsAreTaken() throws {
+        for text in ["a", "host-1", "Node_7.example.org", "a.", String(repeating: "w", count: 64)] {
+            #expect(try WorkerID(text).value == text)
+        }
+    }
+
+    @Test("ledger file names parse back; a day's own file comes before its workers' files")
+    func ledgerFileNamesParse() throws {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        for name in [
+            "2026-11-30.b.tsv", "2026-11-30.tsv", "2026-11-30.a.tsv", "2026-11-29.z.tsv", "2026-11-30..tsv",
+            "2026-11-30.tsv.tmp", "2026-11-30-x.tsv", "notes.tsv", "2026-13-01.tsv",
+        ] {
+            _ = try directory.openFile(FileName(name), flags: O_WRONLY | O_CREAT, mode: 0o640)
+        }
+        #expect(
+            try Ledger.dayFiles(in: directory).map(\.name.description) == [
+                "2026-11-29.z.tsv", "2026-11-30.tsv", "2026-11-30.a.tsv", "2026-11-30.b.tsv",
+            ])
+        #expect(
+            try Ledger.days(in: directory) == [
+                LedgerDay(day: "2026-11-29", files: [FileName("2026-11-29.z.tsv")]),
+                LedgerDay(
+                    day: "2026-11-30",
+                    files: [FileName("2026-11-30.tsv"), FileName("2026-11-30.a.tsv"), FileName("2026-11-30.b.tsv")]),
+            ])
+        #expect(LedgerFileName(FileName("2026-11-30.a.b.tsv"))?.worker?.value == "a.b")
+    }
+}
