@@ -122,20 +122,21 @@ public final class Ledger {
     }
 
     /// Every well-formed line from `since` (a UTC day, inclusive) on, in
-    /// file order; with `needle`, only the lines that contain it (see
-    /// `readDay`). Malformed lines are counted, not fatal: the ledger is a
-    /// text file people may edit. A last line without its newline is one
-    /// being written (or torn by a crash): it is read if it parses and
-    /// otherwise passed over without being counted.
+    /// file order, a day's several files merged by time; with `needle`,
+    /// only the lines that contain it (see `readDay`). Malformed lines are
+    /// counted, not fatal: the ledger is a text file people may edit. A
+    /// last line without its newline is one being written (or torn by a
+    /// crash): it is read if it parses and otherwise passed over without
+    /// being counted.
     public static func read(
         from directory: DirectoryHandle, sinceDay: String? = nil, untilDay: String? = nil,
         containing needle: String? = nil, _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> Int {
         var malformed = 0
-        for (day, name) in try dayFiles(in: directory) {
-            if let sinceDay, day < sinceDay { continue }
-            if let untilDay, day > untilDay { continue }
-            malformed += try readDay(name, in: directory, containing: needle, visit)
+        for day in try days(in: directory) {
+            if let sinceDay, day.day < sinceDay { continue }
+            if let untilDay, day.day > untilDay { continue }
+            malformed += try readDay(day.files, in: directory, containing: needle, visit)
         }
         return malformed
     }

@@ -89,4 +89,80 @@ import Testing
             ])
         #expect(LedgerFileName(FileName("2026-11-30.a.b.tsv"))?.worker?.value == "a.b")
     }
+
+    /// Two workers, `a` and `b`, and a writer without a worker id, writing
+    /// by turns: 2026-11-29 in b's file only, then 2026-11-30 in all three,
+    /// with three lines of one time (the plain file's first, then a's, b's).
+    static func sharedLedger() throws -> TemporarySpool {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        let plain = Ledger(directory: directory)
+        let a = Ledger(directory: directory, worker: try WorkerID("a"))
+        let b = Ledger(directory: directory, worker: try WorkerID("b"))
+        try b.append(try line("2026-11-29T23:59:59.999Z", "y1"))
+        try a.append(try line("2026-11-30T07:00:00.000Z", "k1"))
+        try b.append(try line("2026-11-30T07:00:01.000Z", "k2", .sent))
+        try a.append(try line("2026-11-30T07:00:02.000Z", "k3"))
+        try b.append(try line("2026-11-30T07:00:03.000Z", "k4"))
+        try b.append(try line("2026-11-30T07:00:04.000Z", "k6"))
+        try a.append(try line("2026-11-30T07:00:04.000Z", "k5"))
+        try plain.append(try line("2026-11-30T07:00:04.000Z", "k0"))
+        try a.append(try line("2026-11-30T07:00:05.000Z", "k2", .retry, subscriber: "beta"))
+        return spool
+    }
+
+    static let mergedKeys = ["y1", "k1", "k2", "k3", "k4", "k0", "k5", "k6", "k2"]
+
+    @Test("reading the ledger merges a day's files by time: equal times keep the day's own file first, then a's, b's")
+    func readingMergesByTime() throws {
+        let spool = try Self.sharedLedger()
+        #expect(try spool.ledger().map(\.key) == Self.mergedKeys)
+        // And the same with chunks of about a line: lines across a chunk's
+        // end are read whole.
+        let directory = spool.spool.ledgerDirectory
+        for chunk in [60, 100] {
+            var keys: [String] = []
+            var merged = try MergedLines(
+                try Ledger.days(in: directory)[1].files.map { ($0, 0) }, in: directory, chunk: chunk,
+                unterminated: true)
+            try merged.forEach { line, _ in
+                keys += LedgerLine(parsing: Substring(String(decoding: line, as: UTF8.self))).map { [$0.key] } ?? []
+            }
+            #expect(keys == Array(Self.mergedKeys.dropFirst()), "\(chunk)")
+        }
+    }
+
+    @Test("log, log -n and why see both workers' lines, in time order")
+    func logAndWhySeeBothWorkers() throws {
+        let spool = try Self.sharedLedger()
+        let history = History(spool: spool.spool)
+        var keys: [String] = []
+        try history.run(LogQuery(filter: History.Filter(since: try Self.time("2026-11-30T00:00:00Z")))) {
+            keys.append($0.key)
+        }
+        #expect(keys == Array(Self.mergedKeys.dropFirst()))
+        keys = []
+        try history.run(LogQuery(filter: History.Filter(), last: 3)) { keys.append($0.key) }
+        #expect(keys == ["k5", "k6", "k2"])
+        // why: one key's story, found by the byte search in both files.
+        let story = try history.lines(History.Filter(key: "k2"))
+        #expect(story.map(\.event) == [.sent, .retry])
+        #expect(story.map(\.subscriber) == ["alpha", "beta"])
+        #expect(try history.lines(History.Filter(subscriber: "alpha", key: "k2")).map(\.event) == [.sent])
+    }
+
+    @Test("a malformed line in a worker's file is counted once; its last line without a newline is read if whole")
+    func malformedLinesInWorkerFilesAreCounted() throws {
+        let spool = try Self.sharedLedger()
+        let directory = spool.spool.ledgerDirectory
+        let file = try directory.openFile(FileName("2026-11-30.a.tsv"), flags: O_WRONLY | O_APPEND)
+        try file.write(Array("not a ledger line k9\n".utf8))
+        try file.write(Array(try Self.line("2026-11-30T08:00:00.000Z", "k9").formatted.utf8.dropLast()))
+        var keys: [String] = []
+        #expect(try Ledger.read(from: directory) { keys.append($0.key) } == 1)
+        #expect(keys == Self.mergedKeys + ["k9"])
+        keys = []
+        #expect(try Ledger.read(from: directory, containing: "k9") { keys.append($0.key) } == 1)
+        #expect(keys == ["k9"])
+    }
 }
