@@ -165,4 +165,87 @@ import Testing
         #expect(try Ledger.read(from: directory, containing: "k9") { keys.append($0.key) } == 1)
         #expect(keys == ["k9"])
     }
+
+    @Test("readNew and the event counters read each line once across two files appended by turns, past midnight")
+    func readNewCountsEachLineOnce() throws {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        let a = Ledger(directory: directory, worker: try WorkerID("a"))
+        let b = Ledger(directory: directory, worker: try WorkerID("b"))
+        let start = try Self.time("2026-11-30T23:59:50Z")
+        var position: LedgerPosition?
+        var written: [String] = []
+        var read: [String] = []
+        for index in 0..<30 {
+            // b's clock is three seconds behind a's: b still writes
+            // 2026-11-30 after a has begun 2026-12-01.
+            let line = LedgerLine(
+                time: start + .seconds(index - (index % 2) * 3), round: "r", subscriber: "alpha", key: "k\(index)",
+                event: .accepted)
+            try (index % 2 == 0 ? a : b).append(line)
+            written.append(line.key)
+            if index % 3 != 1 {
+                position = try Ledger.readNew(after: position, in: directory) { read.append($0.key) }
+                _ = try EventCounters(spool: spool.spool).update()
+            }
+        }
+        position = try Ledger.readNew(after: position, in: directory) { read.append($0.key) }
+        #expect(read.sorted() == written.sorted())
+        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["accepted"] == 30)
+        #expect(position?.day == "2026-11-30", "yesterday is still read, for a late line")
+        #expect(
+            position?.offsets.keys.sorted() == [
+                "2026-11-30.a.tsv", "2026-11-30.b.tsv", "2026-12-01.a.tsv", "2026-12-01.b.tsv",
+            ])
+        var again: [String] = []
+        #expect(try Ledger.readNew(after: position, in: directory) { again.append($0.key) } == position)
+        #expect(again.isEmpty)
+    }
+
+    @Test("an event-counts file written before workers still reads: its offset is in the day's own file")
+    func anOldEventCountsFileStillReads() throws {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        let plain = Ledger(directory: directory)
+        try plain.append([
+            try Self.line("2026-11-30T07:00:00.000Z", "k1"), try Self.line("2026-11-30T07:00:01.000Z", "k2"),
+        ])
+        let size = try #require(try directory.status(of: FileName("2026-11-30.tsv"))).size
+        try spool.spool.writeControlFile(
+            "event-counts.json",
+            Array(#"{"position":{"day":"2026-11-30","offset":\#(size)},"counts":{"alpha":{"accepted":2}}}"#.utf8))
+        try Ledger(directory: directory, worker: try WorkerID("a")).append(
+            try Self.line("2026-11-30T07:00:02.000Z", "k3"))
+        try plain.append(try Self.line("2026-11-30T07:00:03.000Z", "k4"))
+        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["accepted"] == 4)
+        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["accepted"] == 4)
+    }
+
+    @Test("log -f follows two workers' files, into the next day, and shows a late line of yesterday once")
+    func followingReadsEveryWorker() throws {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        let a = Ledger(directory: directory, worker: try WorkerID("a"))
+        let b = Ledger(directory: directory, worker: try WorkerID("b"))
+        // A day before the window, never shown.
+        try b.append(try Self.line("2026-11-29T12:00:00.000Z", "old"))
+        var follower = LedgerFollower(
+            spool: spool.spool, filter: History.Filter(since: try Self.time("2026-11-30T00:00:00Z")))
+        func poll() throws -> [String] {
+            var keys: [String] = []
+            try follower.poll { keys.append($0.key) }
+            return keys
+        }
+        #expect(try poll().isEmpty)
+        try a.append(try Self.line("2026-11-30T23:59:58.000Z", "k1"))
+        #expect(try poll() == ["k1"])
+        try b.append(try Self.line("2026-11-30T23:59:57.000Z", "k2"))
+        try a.append(try Self.line("2026-12-01T00:00:01.000Z", "k3"))
+        #expect(try poll() == ["k2", "k3"])
+        try b.append(try Self.line("2026-11-30T23:59:59.500Z", "late"))
+        try b.append(try Self.line("2026-12-01T00:00:02.000Z", "k5"))
+        try a.append(try Self.line("2026-12-01T00:00:02.000Z", "k4"))
+        #expect(try poll() == ["late", "k4", "k5"])
+        #expect(try poll().isEmpty)
+    }
 }
