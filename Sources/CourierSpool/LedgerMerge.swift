@@ -9,6 +9,8 @@ import Glibc
 /// read a chunk at a time, so a merge holds a chunk per file, not the day.
 struct MergedLines {
     private var sources: [Source]
+    /// The bytes there are to read, in all the files.
+    private(set) var length = 0
 
     /// `files` are read from their offsets to their sizes when opened: a
     /// line written meanwhile is the next reader's. A file pruned
@@ -29,6 +31,7 @@ struct MergedLines {
             // A file shorter than where the reader stopped was replaced by
             // hand: read again from the start.
             let start = size < offset ? 0 : offset
+            length += size - start
             var source = Source(
                 name: name, file: file, size: size, chunk: max(chunk, 1), unterminated: unterminated, base: start)
             try source.advance()

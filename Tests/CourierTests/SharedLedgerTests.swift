@@ -248,4 +248,32 @@ import Testing
         #expect(try poll() == ["late", "k4", "k5"])
         #expect(try poll().isEmpty)
     }
+
+    @Test("list's last event is an item's latest line in time across the workers' files, the later file's at a tie")
+    func listSeesTheLatestLineOfEveryWorker() throws {
+        let spool = try TemporarySpool()
+        let directory = spool.spool.ledgerDirectory
+        let plain = Ledger(directory: directory)
+        let a = Ledger(directory: directory, worker: try WorkerID("a"))
+        let b = Ledger(directory: directory, worker: try WorkerID("b"))
+        try a.append(try Self.line("2026-11-29T10:00:00.000Z", "old", .needsAttention))
+        // Read file by file, b's earlier retry would come last.
+        try a.append(try Self.line("2026-11-30T10:00:06.000Z", "k", .sent))
+        try b.append(try Self.line("2026-11-30T10:00:05.000Z", "k", .retry))
+        // At one time: the day's own file, then a's, then b's.
+        try b.append(try Self.line("2026-11-30T11:00:00.000Z", "tie", .sent))
+        try a.append(try Self.line("2026-11-30T11:00:00.000Z", "tie", .retry))
+        try plain.append(try Self.line("2026-11-30T11:00:00.000Z", "tie", .accepted))
+        // A newer day's line wins, whichever file.
+        try b.append(try Self.line("2026-11-29T09:00:00.000Z", "new", .sent))
+        try plain.append(try Self.line("2026-11-30T09:00:00.000Z", "new", .deferred))
+        for chunk in [4 << 20, 60] {
+            let events = try LastEvents(directory: directory, chunk: chunk)
+            #expect(try events.last(subscriber: "alpha", key: "k")?.event == .sent, "\(chunk)")
+            #expect(try events.last(subscriber: "alpha", key: "tie")?.event == .sent, "\(chunk)")
+            #expect(try events.last(subscriber: "alpha", key: "new")?.event == .deferred, "\(chunk)")
+            #expect(try events.last(subscriber: "alpha", key: "old")?.event == .needsAttention, "\(chunk)")
+            #expect(try events.last(subscriber: "alpha", key: "never") == nil, "\(chunk)")
+        }
+    }
 }
