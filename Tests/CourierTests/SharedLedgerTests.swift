@@ -276,4 +276,22 @@ import Testing
             #expect(try events.last(subscriber: "alpha", key: "never") == nil, "\(chunk)")
         }
     }
+
+    @Test("prune removes every file of a day past retention, by the day in its name, and names each file")
+    func pruneRemovesAllOfADaysFiles() throws {
+        let spool = try Self.sharedLedger()
+        let directory = spool.spool.ledgerDirectory
+        try Ledger(directory: directory, worker: try WorkerID("a")).append(
+            try Self.line("2026-11-29T08:00:00.000Z", "y0"))
+        try Ledger(directory: directory).append(try Self.line("2026-11-29T09:00:00.000Z", "y2"))
+        let now = try Self.time("2026-11-30T12:00:00Z")
+        let dry = try Pruner(spool: spool.spool, retention: .seconds(12 * 3600), now: now, dryRun: true).run()
+        #expect(dry.ledgerFiles == ["2026-11-29.tsv", "2026-11-29.a.tsv", "2026-11-29.b.tsv"])
+        #expect(try Ledger.dayFiles(in: directory).count == 6)
+        let report = try Pruner(spool: spool.spool, retention: .seconds(12 * 3600), now: now, dryRun: false).run()
+        #expect(report.ledgerFiles == dry.ledgerFiles)
+        #expect(
+            try Self.fileNames(spool) == ["2026-11-30.a.tsv", "2026-11-30.b.tsv", "2026-11-30.tsv"])
+        #expect(try spool.ledger().map(\.key) == Array(Self.mergedKeys.dropFirst()))
+    }
 }
