@@ -294,4 +294,28 @@ import Testing
             try Self.fileNames(spool) == ["2026-11-30.a.tsv", "2026-11-30.b.tsv", "2026-11-30.tsv"])
         #expect(try spool.ledger().map(\.key) == Array(Self.mergedKeys.dropFirst()))
     }
+
+    @Test("readNew leaves a worker's half-written line for the next look, and reads a file cut shorter from its start")
+    func readNewWaitsForWholeLines() throws {
+        let spool = try Self.sharedLedger()
+        let directory = spool.spool.ledgerDirectory
+        var keys: [String] = []
+        var position = try Ledger.readNew(after: nil, in: directory) { keys.append($0.key) }
+        #expect(keys == Self.mergedKeys)
+        let text = Array(try Self.line("2026-11-30T08:00:00.000Z", "half").formatted.utf8)
+        let file = try directory.openFile(FileName("2026-11-30.b.tsv"), flags: O_WRONLY | O_APPEND)
+        try file.write(text.prefix(30))
+        keys = []
+        position = try Ledger.readNew(after: position, in: directory) { keys.append($0.key) }
+        #expect(keys.isEmpty)
+        try file.write(text.dropFirst(30))
+        position = try Ledger.readNew(after: position, in: directory) { keys.append($0.key) }
+        #expect(keys == ["half"])
+        // Replaced by hand with fewer bytes than were read: read again.
+        try file.truncate(to: 0)
+        try file.write(Array(try Self.line("2026-11-30T09:00:00.000Z", "anew").formatted.utf8))
+        keys = []
+        position = try Ledger.readNew(after: position, in: directory) { keys.append($0.key) }
+        #expect(keys == ["anew"])
+    }
 }
