@@ -6,8 +6,9 @@ import Glibc
 /// Ledger events counted per subscriber and event since the spool began:
 /// `courier_events_total`. The counts and the ledger position they reach
 /// are kept in `.courier/event-counts.json` and brought up to date from the
-/// lines written since, so they only grow — across runs, and after prune
-/// removes the day files they were counted from.
+/// lines written since (in every worker's file: a position per file), so
+/// they only grow — across runs, and after prune removes the day files they
+/// were counted from.
 struct EventCounters {
     let spool: Spool
 
@@ -19,7 +20,8 @@ struct EventCounters {
         /// What courier writes: no negative offset (pread(2) would refuse
         /// it on every update), no negative count.
         var isPlausible: Bool {
-            (position?.offset ?? 0) >= 0 && counts.values.allSatisfy { $0.values.allSatisfy { $0 >= 0 } }
+            (position?.offsets.values.allSatisfy { $0 >= 0 } ?? true)
+                && counts.values.allSatisfy { $0.values.allSatisfy { $0 >= 0 } }
         }
     }
 

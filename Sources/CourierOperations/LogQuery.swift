@@ -79,7 +79,7 @@ public struct LastLines: Sendable {
 
 /// `courier log --follow`: the matching lines written since it last looked,
 /// read whole across day files (a follow that runs past midnight goes on
-/// in the new day's file).
+/// in the new day's files), each worker's file from where it stopped.
 public struct LedgerFollower {
     let directory: DirectoryHandle
     let filter: History.Filter
@@ -90,7 +90,7 @@ public struct LedgerFollower {
     public init(spool: Spool, filter: History.Filter) {
         directory = spool.ledgerDirectory
         self.filter = filter
-        position = filter.since.map { LedgerPosition(day: $0.utcDay, offset: 0) }
+        position = filter.since.map { LedgerPosition(day: $0.utcDay) }
     }
 
     /// Visits the matching lines written since the last look.

@@ -4,6 +4,7 @@ import CourierSupport
 
 /// What `courier prune` removed (or would remove, in a dry run).
 public struct PruneReport: Sendable, Equatable {
+    /// The names of the files in `ledger/`: a day's own, and its workers'.
     public var ledgerFiles: [String] = []
     public var sentEntries: [String] = []
     /// Only with `failed-retention`.
@@ -49,10 +50,11 @@ public struct Pruner {
         var report = PruneReport()
         let cutoff = now - retention
         // A day file holds events up to the end of its day: it goes when
-        // that whole day is older than the cutoff.
+        // that whole day is older than the cutoff, with every worker's
+        // file of that day, by the day in their names.
         for (day, name) in try Ledger.dayFiles(in: spool.ledgerDirectory) where day < cutoff.utcDay {
             do { try remove(name, in: spool.ledgerDirectory) } catch { throw SpoolError(error) }
-            report.ledgerFiles.append(day)
+            report.ledgerFiles.append(name.description)
         }
         report.sentEntries = try removeOld(in: spool.directory(.sent), olderThan: cutoff)
         if let failedRetention {

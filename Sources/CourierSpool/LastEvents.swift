@@ -23,10 +23,10 @@ public struct LastEvent: Sendable, Equatable {
 /// allocate, hash and compare; a million fingerprints a tenth of that).
 public final class LastEvents {
     private let directory: DirectoryHandle
-    /// Day files not read yet, oldest first.
-    private var unread: [FileName]
+    /// Days not read yet, oldest first, each with its files.
+    private var unread: [[FileName]]
     /// By the fingerprint of the ledger's `subscriber TAB key`; `day` is the
-    /// index of the file the line came from, so a later line of the same
+    /// index of the day the line came from, so a later line of the same
     /// day replaces it and an older day's never does.
     private var found: [Fingerprint: Newest] = [:]
 
@@ -49,7 +49,7 @@ public final class LastEvents {
     init(directory: DirectoryHandle, chunk: Int) throws(SpoolError) {
         self.directory = directory
         self.chunk = chunk
-        unread = try Ledger.dayFiles(in: directory).map(\.name)
+        unread = try Ledger.days(in: directory).map(\.files)
     }
 
     /// The newest line of the item in the ledger; nil when it has none
@@ -58,8 +58,24 @@ public final class LastEvents {
         let id = Array((LedgerLine.escape(subscriber) + "\t" + LedgerLine.escape(key)).utf8).withUnsafeBufferPointer {
             Fingerprint($0)
         }
-        while found[id] == nil, let name = unread.popLast() { try read(name, day: Int32(unread.count)) }
+        while found[id] == nil, let files = unread.popLast() { try read(files, day: Int32(unread.count)) }
         return found[id].map { LastEvent(event: $0.event, status: Int($0.status)) }
+    }
+
+    /// A day of several files (one per worker) is read merged by time, so
+    /// that its later line is the later in time, whichever file it is in.
+    private func read(_ files: [FileName], day: Int32) throws(SpoolError) {
+        guard files.count > 1 else {
+            if let name = files.first { try read(name, day: day) }
+            return
+        }
+        do {
+            var merged = try MergedLines(files.map { ($0, 0) }, in: directory, chunk: chunk, unterminated: false)
+            found.reserveCapacity(found.count + merged.length / 100)
+            try merged.forEach { line, _ in take(line, day: day) }
+        } catch {
+            throw SpoolError(error)
+        }
     }
 
     private func read(_ name: FileName, day: Int32) throws(SpoolError) {
@@ -92,33 +108,50 @@ public final class LastEvents {
         bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return 0 }
             var start = 0
-            var tabs = [Int](repeating: 0, count: 8)
             while start < buffer.count, let newline = memchr(base + start, 0x0A, buffer.count - start) {
                 let end = UnsafeRawPointer(base).distance(to: newline)
-                defer { start = end + 1 }
-                // The nine columns' eight tabs; a line with more or fewer is
-                // malformed and passed over, as every reader does.
-                var count = 0
-                var from = start
-                while count < 8, let tab = memchr(base + from, 0x09, end - from) {
-                    tabs[count] = UnsafeRawPointer(base).distance(to: tab)
-                    from = tabs[count] + 1
-                    count += 1
-                }
-                guard count == 8, memchr(base + from, 0x09, end - from) == nil else { continue }
-                let id = Fingerprint(UnsafeBufferPointer(rebasing: buffer[(tabs[1] + 1)..<tabs[3]]))
-                let eventText = String(
-                    decoding: UnsafeBufferPointer(rebasing: buffer[(tabs[3] + 1)..<tabs[4]]), as: UTF8.self)
-                let statusText = String(
-                    decoding: UnsafeBufferPointer(rebasing: buffer[(tabs[4] + 1)..<tabs[5]]), as: UTF8.self)
-                guard let event = LedgerEvent(rawValue: eventText), let status = Int32(statusText) else { continue }
-                let line = Newest(event: event, status: status, day: day)
-                // One lookup per line: a newer day's entry stays, this
-                // day's is replaced by its later line.
-                Self.keepNewest(&found[id, default: line], line)
+                take(UnsafeBufferPointer(rebasing: buffer[start..<end]), day: day)
+                start = end + 1
             }
             return start
         }
+    }
+
+    /// Takes one line, without its newline, into the table.
+    @inline(__always)
+    private func take(_ line: UnsafeBufferPointer<UInt8>, day: Int32) {
+        guard let base = line.baseAddress else { return }
+        // The nine columns' eight tabs; a line with more or fewer is
+        // malformed and passed over, as every reader does. Only the tabs
+        // around subscriber, key, event and status are kept.
+        var count = 0
+        var from = 0
+        var subscriberStart = 0
+        var keyEnd = 0
+        var eventEnd = 0
+        var statusEnd = 0
+        while count < 8, let tab = memchr(base + from, 0x09, line.count - from) {
+            let at = UnsafeRawPointer(base).distance(to: tab)
+            switch count {
+            case 1: subscriberStart = at + 1
+            case 3: keyEnd = at
+            case 4: eventEnd = at
+            case 5: statusEnd = at
+            default: break
+            }
+            from = at + 1
+            count += 1
+        }
+        guard count == 8, memchr(base + from, 0x09, line.count - from) == nil else { return }
+        let id = Fingerprint(UnsafeBufferPointer(rebasing: line[subscriberStart..<keyEnd]))
+        let eventText = String(decoding: UnsafeBufferPointer(rebasing: line[(keyEnd + 1)..<eventEnd]), as: UTF8.self)
+        let statusText = String(
+            decoding: UnsafeBufferPointer(rebasing: line[(eventEnd + 1)..<statusEnd]), as: UTF8.self)
+        guard let event = LedgerEvent(rawValue: eventText), let status = Int32(statusText) else { return }
+        let newest = Newest(event: event, status: status, day: day)
+        // One lookup per line: a newer day's entry stays, this day's is
+        // replaced by its later line.
+        Self.keepNewest(&found[id, default: newest], newest)
     }
 }
 

@@ -2,9 +2,12 @@ import CourierPosix
 import CourierSupport
 import Glibc
 
-/// The append-only record of every event, one file per UTC day.
+/// The append-only record of every event, one file per UTC day, or per
+/// day and worker when several share the spool (`LedgerFileName`).
 public final class Ledger {
     private let directory: DirectoryHandle
+    /// nil: the spool has one writer, whose files are `YYYY-MM-DD.tsv`.
+    private let worker: WorkerID?
     private var openDay: (day: String, file: FileDescriptor)?
     /// The open day file may end in half a line (a write that failed and
     /// could not be taken back, or an earlier process's): the next write
@@ -15,9 +18,11 @@ public final class Ledger {
     private var redactor: Redactor
 
     public init(
-        directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor()
+        directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor(),
+        worker: WorkerID? = nil
     ) {
         self.directory = directory
+        self.worker = worker
         self.log = log
         self.faults = faults
         self.redactor = redactor
@@ -98,7 +103,7 @@ public final class Ledger {
 
     private func dayFile(_ day: String) throws(SpoolError) -> FileDescriptor {
         if let open = openDay, open.day == day { return open.file }
-        let name = FileName(day + ".tsv")
+        let name = LedgerFileName(day: day, worker: worker).fileName
         let existed: Bool
         let file: FileDescriptor
         do {
@@ -116,33 +121,22 @@ public final class Ledger {
         return file
     }
 
-    /// The day files, oldest first: `YYYY-MM-DD.tsv`.
-    public static func dayFiles(in directory: DirectoryHandle) throws(SpoolError) -> [(day: String, name: FileName)] {
-        let names: [FileName]
-        do { names = try directory.sortedNames() } catch { throw SpoolError(error) }
-        return names.compactMap { name in
-            guard let text = name.string, text.hasSuffix(".tsv") else { return nil }
-            let day = String(text.dropLast(4))
-            guard Timestamp(dateOrTime: day) != nil, day.count == 10 else { return nil }
-            return (day, name)
-        }
-    }
-
     /// Every well-formed line from `since` (a UTC day, inclusive) on, in
-    /// file order; with `needle`, only the lines that contain it (see
-    /// `readDay`). Malformed lines are counted, not fatal: the ledger is a
-    /// text file people may edit. A last line without its newline is one
-    /// being written (or torn by a crash): it is read if it parses and
-    /// otherwise passed over without being counted.
+    /// file order, a day's several files merged by time; with `needle`,
+    /// only the lines that contain it (see `readDay`). Malformed lines are
+    /// counted, not fatal: the ledger is a text file people may edit. A
+    /// last line without its newline is one being written (or torn by a
+    /// crash): it is read if it parses and otherwise passed over without
+    /// being counted.
     public static func read(
         from directory: DirectoryHandle, sinceDay: String? = nil, untilDay: String? = nil,
         containing needle: String? = nil, _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> Int {
         var malformed = 0
-        for (day, name) in try dayFiles(in: directory) {
-            if let sinceDay, day < sinceDay { continue }
-            if let untilDay, day > untilDay { continue }
-            malformed += try readDay(name, in: directory, containing: needle, visit)
+        for day in try days(in: directory) {
+            if let sinceDay, day.day < sinceDay { continue }
+            if let untilDay, day.day > untilDay { continue }
+            malformed += try readDay(day.files, in: directory, containing: needle, visit)
         }
         return malformed
     }

@@ -55,6 +55,36 @@ extension Ledger {
         return malformed
     }
 
+    /// The well-formed lines of one day's files, merged by time (see
+    /// `MergedLines`); with `needle`, only the lines that contain it. One
+    /// file is read as `readDay` reads it, at no cost of merging. Returns
+    /// how many of the lines it looked at were malformed.
+    public static func readDay(
+        _ names: [FileName], in directory: DirectoryHandle, containing needle: String? = nil,
+        _ visit: (LedgerLine) -> Void
+    ) throws(SpoolError) -> Int {
+        guard names.count > 1 else {
+            guard let name = names.first else { return 0 }
+            return try readDay(name, in: directory, containing: needle, visit)
+        }
+        let pattern = Array((needle ?? "").utf8)
+        var malformed = 0
+        do {
+            var merged = try MergedLines(names.map { ($0, 0) }, in: directory, chunk: tailChunk, unterminated: true)
+            try merged.forEach { line, whole in
+                guard !line.isEmpty, pattern.isEmpty || find(pattern, in: line, from: 0) != nil else { return }
+                if let parsed = LedgerLine(parsing: Substring(String(decoding: line, as: UTF8.self))) {
+                    visit(parsed)
+                } else if whole {
+                    malformed += 1
+                }
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        return malformed
+    }
+
     /// Where `pattern` first occurs in `buffer` at or after `start`. memchr
     /// looks for its second byte (the first is mostly a tab, of which every
     /// line has eight), memcmp the rest: glibc's memmem is a GNU

@@ -174,7 +174,10 @@ import Testing
         #expect(try spool.names(in: .sent).count == 2)
 
         let report = try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: false).run()
-        #expect(report.ledgerFiles == [(now - .seconds(200 * day)).utcDay, (now - .seconds(184 * day)).utcDay])
+        #expect(
+            report.ledgerFiles == [
+                (now - .seconds(200 * day)).utcDay + ".tsv", (now - .seconds(184 * day)).utcDay + ".tsv",
+            ])
         #expect(report.sentEntries == ["old@alpha.json"])
         #expect(report.temporaryLeftovers == ["leftover.1"])
         #expect(try spool.names(in: .sent) == ["young@alpha.json"])

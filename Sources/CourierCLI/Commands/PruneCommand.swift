@@ -44,7 +44,7 @@ enum PruneCommand {
             throw .spool(error)
         }
         let verb = dryRun ? "would remove" : "removed"
-        for day in report.ledgerFiles { invocation.output.line("\(verb) ledger/\(day).tsv") }
+        for name in report.ledgerFiles { invocation.output.line("\(verb) ledger/\(name)") }
         for name in report.sentEntries { invocation.output.line("\(verb) sent/\(name)") }
         for name in report.failedEntries { invocation.output.line("\(verb) failed/\(name)") }
         for name in report.temporaryLeftovers { invocation.output.line("\(verb) tmp/\(name)") }

@@ -156,4 +156,33 @@ import Testing
         // journalctl -f: the last 10 lines first.
         #expect(keys == (3...12).map { "before-\($0)" } + ["later", "tomorrow"])
     }
+
+    @Test("log, log -n and prune take two workers' files as one ledger: lines in time order, every old file named")
+    func sharedLedger() throws {
+        let (directory, binary, config, plain) = try Self.setUp()
+        defer { withExtendedLifetime(directory) {} }
+        let ledgerDirectory = try DirectoryHandle.open(path: directory.path + "/spool/ledger")
+        let a = Ledger(directory: ledgerDirectory, worker: try WorkerID("a"))
+        let b = Ledger(directory: ledgerDirectory, worker: try WorkerID("b"))
+        let now = Timestamp.now()
+        let old = now - .seconds(10 * 86_400)
+        try a.append(Self.line("old-a", at: old))
+        try b.append(Self.line("old-b", at: old))
+        // By turns, each a little before the other's last: only a merge
+        // by time puts them in order.
+        try a.append(Self.line("second", at: now - .seconds(50)))
+        try b.append(Self.line("first", at: now - .seconds(60)))
+        try plain.append(Self.line("third", at: now - .seconds(40)))
+        try b.append(Self.line("fourth", at: now - .seconds(30)))
+        let log = try binary.run(["--config", config, "log", "--since", "-2m"])
+        #expect(log.status == 0, "\(log.error)")
+        #expect(Self.keys(log) == ["first", "second", "third", "fourth"])
+        let last = try binary.run(["--config", config, "log", "--since", "-2m", "-n", "2"])
+        #expect(Self.keys(last) == ["third", "fourth"])
+        let prune = try binary.run(["--config", config, "prune", "--retention", "5d", "--dry-run"])
+        #expect(prune.status == 0, "\(prune.error)")
+        #expect(prune.output.contains("would remove ledger/\(old.utcDay).a.tsv\n"), "\(prune.output)")
+        #expect(prune.output.contains("would remove ledger/\(old.utcDay).b.tsv\n"), "\(prune.output)")
+        #expect(prune.output.contains("would remove 2 ledger files"), "\(prune.output)")
+    }
 }

@@ -1,0 +1,44 @@
+/// One of several courier workers sharing a spool: its name is in the
+/// name of the ledger file it appends to, `YYYY-MM-DD.WORKER.tsv`, because
+/// `O_APPEND` is not atomic across the clients of a network file system
+/// (NFS, GlusterFS), so no two hosts may append to one file. 1–64 of
+/// `[A-Za-z0-9._-]`, not starting with `.` (a hidden file is no ledger).
+public struct WorkerID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let value: String
+
+    public static let maximumLength = 64
+
+    public init(_ value: String) throws(WorkerIDError) {
+        if let problem = Self.problem(with: value) { throw WorkerIDError(text: value, problem: problem) }
+        self.value = value
+    }
+
+    /// Why `value` is not a worker id, in words for a message; nil when it is one.
+    public static func problem(with value: String) -> String? {
+        let bytes = value.utf8
+        if bytes.isEmpty { return "it is empty" }
+        if bytes.count > maximumLength { return "it is \(bytes.count) bytes long (at most \(maximumLength))" }
+        if bytes.first == UInt8(ascii: ".") { return "it starts with '.'" }
+        if let bad = bytes.first(where: { !NameBytes.isSafeFileName($0) }) {
+            return "it contains a byte that is not [A-Za-z0-9._-] (0x\(String(bad, radix: 16)))"
+        }
+        return nil
+    }
+
+    public var description: String { value }
+
+    /// Byte order: the bytes are ASCII.
+    public static func < (lhs: WorkerID, rhs: WorkerID) -> Bool { lhs.value < rhs.value }
+}
+
+/// A worker id refused, with the text as given and why.
+public struct WorkerIDError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+    public let problem: String
+
+    public var description: String {
+        // Escaped as in the ledger: a newline or a control byte in a
+        // configuration value must not break the message's one line.
+        "`\(LedgerLine.escape(String(text.prefix(100))))` is not a worker id: \(problem)"
+    }
+}
