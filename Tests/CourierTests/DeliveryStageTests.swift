@@ -140,19 +140,19 @@ final class ScriptedTransport: Transport {
         #expect(try spool.names(in: .sent).count == 8)
     }
 
-    @Test("finished items are committed in groups: every 10 ms while answers trickle in, not one by one")
+    @Test("finished items are committed in groups: every 100 ms while answers trickle in, not one by one")
     func theGroupCommitWaitsForItsDelay() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-        try Self.queue(spool, (0..<40).map { "g\($0)" }, subscriber: "alpha")
+        try Self.queue(spool, (0..<400).map { "g\($0)" }, subscriber: "alpha")
         let writes = FaultPlan()
         let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: writes)
         // One answer per millisecond, with eight in flight.
         let transport = ScriptedTransport(clock: FakeClock(), perCollect: 1) { _, _ in ScriptedTransport.response(201) }
         let summary = try Self.pass(spool, mode: .background, transport: transport, ledger: ledger).run()
 
-        #expect(summary.sent == 40)
+        #expect(summary.sent == 400)
         let commits = writes.counts[.write] ?? 0
-        #expect((4...6).contains(commits), "\(commits) ledger writes for 40 items arriving 1 ms apart")
-        #expect(try spool.names(in: .sent).count == 40)
+        #expect((4...6).contains(commits), "\(commits) ledger writes for 400 items arriving 1 ms apart")
+        #expect(try spool.names(in: .sent).count == 400)
     }
 }
