@@ -23,9 +23,29 @@ final class DeliveryFeed {
         }
     }
 
+    /// One subscriber's items in arrival order. Taken from the front by
+    /// index, in place: `removeFirst` on a copy of the array cost a copy of
+    /// up to `limit` items per take.
+    private struct Queue {
+        var items: [Item] = []
+        var head = 0
+        var count: Int { items.count - head }
+
+        mutating func take() -> Item? {
+            guard head < items.count else { return nil }
+            let item = items[head]
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return item
+        }
+    }
+
     private let stream: DirectoryStream
     private let intake: IntakeSession?
-    private var buffered: [SubscriberName: [Item]] = [:]
+    private var buffered: [SubscriberName: Queue] = [:]
     private(set) var done = false
     private(set) var count = 0
     /// Bytes of the claimed items waiting.
@@ -56,12 +76,13 @@ final class DeliveryFeed {
 
     func waiting(for subscriber: SubscriberName) -> Int { buffered[subscriber]?.count ?? 0 }
 
-    func peek(_ subscriber: SubscriberName) -> Item? { buffered[subscriber]?.first }
+    func peek(_ subscriber: SubscriberName) -> Item? {
+        guard let queue = buffered[subscriber], queue.count > 0 else { return nil }
+        return queue.items[queue.head]
+    }
 
     func take(_ subscriber: SubscriberName) -> Item? {
-        guard var queue = buffered[subscriber], !queue.isEmpty else { return nil }
-        let item = queue.removeFirst()
-        buffered[subscriber] = queue
+        guard let item = buffered[subscriber]?.take() else { return nil }
         count -= 1
         if case .claimed(let claimed) = item { bytes -= claimed.body.count }
         return item
@@ -71,7 +92,8 @@ final class DeliveryFeed {
     /// sending to. Returns it: entries stay in `queued/`, claimed items
     /// must be put back there.
     func discard(_ subscriber: SubscriberName) -> [Item] {
-        let dropped = buffered.removeValue(forKey: subscriber) ?? []
+        let queue = buffered.removeValue(forKey: subscriber) ?? Queue()
+        let dropped = Array(queue.items[queue.head...])
         count -= dropped.count
         for case .claimed(let item) in dropped { bytes -= item.body.count }
         return dropped
@@ -135,7 +157,7 @@ final class DeliveryFeed {
     }
 
     private func append(_ item: Item) {
-        buffered[item.entry.subscriber, default: []].append(item)
+        buffered[item.entry.subscriber, default: Queue()].items.append(item)
         count += 1
     }
 }
