@@ -22,14 +22,23 @@ struct Invocation {
 
     /// The configuration, located by the rules of docs/design.md §5.
     func configuration(readingSecrets: Bool) throws(CLIError) -> Configuration {
+        var configuration: Configuration
         do {
             let file = try Configuration.locate(explicit: configPath, environment: environment)
-            var configuration = try Configuration.load(file: file, readingSecrets: readingSecrets)
-            if let spoolPath { configuration.spool = spoolPath }
-            return configuration
+            configuration = try Configuration.load(file: file, readingSecrets: readingSecrets)
         } catch {
             throw .config(error)
         }
+        if let spoolPath { configuration.spool = spoolPath }
+        // Several workers on one host share a configuration file; each
+        // unit instance names itself (`Environment=COURIER_WORKER_ID=%H-%i`).
+        if let worker = environment["COURIER_WORKER_ID"], configuration.shared {
+            if let problem = WorkerID.problem(with: worker) {
+                throw .usage("COURIER_WORKER_ID `\(worker)` is not a worker id: \(problem)")
+            }
+            configuration.workerName = worker
+        }
+        return configuration
     }
 
     /// The configuration, or nil when no file is found at all (a command
@@ -48,9 +57,17 @@ struct Invocation {
         return try configuration(readingSecrets: false).spool
     }
 
+    /// On a shared spool the handle is this worker's: its ledger lines go
+    /// to its own day files (`YYYY-MM-DD.WORKER.tsv`).
     func openSpool() throws(CLIError) -> Spool {
         let path = try spoolLocation()
-        do { return try Spool(path: path) } catch { throw .spool(error) }
+        do {
+            let spool = try Spool(path: path)
+            if let worker = (try? configurationIfAny(readingSecrets: false))??.worker { try spool.join(as: worker) }
+            return spool
+        } catch {
+            throw .spool(error)
+        }
     }
 
     /// Rewrites `metrics-file` after a command moved items, so the file

@@ -49,7 +49,8 @@ public struct CatalogSync {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
         report.cursor = catalog.cursor
-        let ledger = Ledger(directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor)
+        let ledger = Ledger(
+            directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor, worker: spool.worker)
         let store = try CatalogStore(spool: spool, catalog: catalog, log: log, ledger: ledger)
         var state: CatalogState
         do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }

@@ -216,6 +216,19 @@ public struct Configuration: Sendable {
     public var file: String?
     public var spool: String
     public var deviceID: String
+    /// `shared = yes`: several workers run rounds on this spool at once
+    /// (processes on one host, or hosts sharing it on a network file
+    /// system); each claims into `sending/WORKER/` and appends to its own
+    /// ledger files.
+    public var shared = false
+    /// `worker-id` (or `COURIER_WORKER_ID`); `device-id` when unset.
+    public var workerName: String?
+
+    /// This worker, on a shared spool; nil on a spool with one worker.
+    public var worker: WorkerID? {
+        guard shared else { return nil }
+        return try? WorkerID(workerName ?? deviceID)
+    }
     public var notify: NotifyMode
     public var notifyCommand: String?
     /// How long a notifier may run before its process group is stopped.

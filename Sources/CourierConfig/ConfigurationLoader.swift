@@ -91,6 +91,14 @@ extension Configuration {
         guard !configuration.subscribers.isEmpty || !configuration.catalogs.isEmpty else {
             throw .noSubscribers(file: file)
         }
+        if configuration.shared, configuration.workerName == nil,
+            let problem = WorkerID.problem(with: configuration.deviceID),
+            let line = entries.first(where: { $0.section == "courier" && $0.key == "shared" })?.line
+        {
+            throw .invalid(
+                file: file, line: line, section: "courier", key: "shared",
+                reason: "device-id `\(configuration.deviceID)` cannot name a worker (\(problem)); set worker-id")
+        }
         return configuration
     }
 
@@ -104,6 +112,10 @@ extension Configuration {
         case "device-id":
             guard DeviceID.isValid(value) else { throw fail("must be 1–64 of \(NameBytes.idClass)") }
             deviceID = value
+        case "shared": shared = try boolean(value, fail)
+        case "worker-id":
+            if let problem = WorkerID.problem(with: value) { throw fail(problem) }
+            workerName = value
         case "notify":
             guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
             notify = mode

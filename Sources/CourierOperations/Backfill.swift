@@ -44,7 +44,7 @@ public struct Backfill {
         }
         var report = Report()
         let candidates = try collect(from: source, for: target, since: since, until: until, report: &report)
-        let ledger = Ledger(directory: spool.ledgerDirectory)
+        let ledger = Ledger(directory: spool.ledgerDirectory, worker: spool.worker)
         let origin: String
         switch source {
         case .sent: origin = "sent/"

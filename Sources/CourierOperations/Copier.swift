@@ -22,7 +22,7 @@ public struct Copier {
         do {
             let bytes = try spool.read(item.name, in: item.state, limit: configuration.maxRecordSize)
             try spool.deliverNewFile(bytes, named: copy.fileName, into: .queued)
-            try Ledger(directory: spool.ledgerDirectory).append(
+            try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
                 LedgerLine(
                     time: .now(), round: "manual", subscriber: target.value, key: copy.key.description, event: .copied,
                     detail: "copy of \(original) (\(item.state.rawValue)/)"))

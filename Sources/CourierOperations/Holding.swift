@@ -22,7 +22,7 @@ public struct Holding {
                 throw .operation("create", path: spool.control.displayPath(of: FileName("held")), .noSuchFile)
             }
             let since = try? folder.status(of: name)?.modified
-            try Ledger(directory: spool.ledgerDirectory).append(
+            try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
                 LedgerLine(
                     time: now, round: "manual", subscriber: subscriber.value, key: "-", event: .held,
                     detail: reason.isEmpty ? "held by a person" : "held by a person: \(reason)"))
@@ -44,7 +44,7 @@ public struct Holding {
                 let hold = try spool.holds().first(where: { $0.subscriber == subscriber })
             else { return nil }
             let held = "held since \(hold.since.rfc3339)" + (hold.reason.isEmpty ? "" : ": \(hold.reason)")
-            try Ledger(directory: spool.ledgerDirectory).append(
+            try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
                 LedgerLine(
                     time: .now(), round: "manual", subscriber: subscriber.value, key: "-", event: .released,
                     detail: "released by a person; \(held)"))

@@ -61,7 +61,7 @@ public struct ManualMoves {
                             .description))
             }
         }
-        let ledger = Ledger(directory: spool.ledgerDirectory)
+        let ledger = Ledger(directory: spool.ledgerDirectory, worker: spool.worker)
         let arrow = target.map { "\($0.rawValue)/" } ?? "removed"
         var start = 0
         while start < usable.count {

@@ -62,7 +62,7 @@ public struct Pruner {
                 in: spool.directory(.failed), olderThan: now - failedRetention, by: \.changed
             ) { name throws(SpoolError) in
                 guard !dryRun else { return }
-                try Ledger(directory: spool.ledgerDirectory).append(
+                try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
                     LedgerLine(
                         time: now, round: "prune", subscriber: EntryName(fileName: name)?.subscriber.value ?? "-",
                         key: EntryName(fileName: name)?.key.description ?? name.description, event: .deleted,

@@ -138,8 +138,18 @@ public final class FileDescriptor {
     /// An exclusive advisory lock on the whole file (flock(2)), released
     /// when the descriptor closes, so a killed round never leaves it held.
     public func lockExclusively(wait: Bool) throws(SystemError) -> Bool {
+        try lock(LOCK_EX, wait: wait)
+    }
+
+    /// A shared advisory lock: many holders, none while one holds it
+    /// exclusively.
+    public func lockShared(wait: Bool) throws(SystemError) -> Bool {
+        try lock(LOCK_SH, wait: wait)
+    }
+
+    private func lock(_ operation: Int32, wait: Bool) throws(SystemError) -> Bool {
         do {
-            try system("lock", path) { flock(rawValue, LOCK_EX | (wait ? 0 : LOCK_NB)) }
+            try system("lock", path) { flock(rawValue, operation | (wait ? 0 : LOCK_NB)) }
             return true
         } catch let error where error.errno == .wouldBlock {
             return false

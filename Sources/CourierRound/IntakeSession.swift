@@ -14,6 +14,11 @@ final class IntakeSession {
     /// earlier groups' entries are on disk by the time the next is planned.
     private var planned: [EntryName: [UInt8]] = [:]
     private(set) var report = IntakeReport()
+    /// On a shared spool, held from a group's first file to its commit:
+    /// the duplicate check and the entries it decides on are one step
+    /// between workers, and a file another worker took is gone by the time
+    /// this one looks.
+    private var serial: RoundLock?
 
     init(intake: Intake) {
         self.intake = intake
@@ -26,7 +31,11 @@ final class IntakeSession {
     /// Validates one dropped file: flagged, left to settle, kept as a route,
     /// or added to the group.
     func offer(_ name: FileName) throws(SpoolError) {
-        guard let accepted = try intake.take(name, planned: &planned, into: &report) else { return }
+        if serial == nil { serial = try intake.spool.serialLock() }
+        guard let accepted = try intake.take(name, planned: &planned, into: &report) else {
+            if group.isEmpty { serial = nil }
+            return
+        }
         group.append(accepted)
         groupBytes += accepted.record.bytes.count
     }
@@ -39,6 +48,7 @@ final class IntakeSession {
             group.removeAll(keepingCapacity: true)
             planned.removeAll(keepingCapacity: true)
             groupBytes = 0
+            serial = nil
         }
         return try IntakeCommit(spool: intake.spool, ledger: intake.ledger, round: intake.round)
             .commit(group, sendNow: sendNow, into: &report)

@@ -25,9 +25,16 @@ public struct Round {
     public static let lastRoundFile = "last-round.json"
 
     /// Runs a round unless another holds the spool; with `wait`, waits for it.
+    /// On a shared spool (`shared = yes`) the round is this worker's: it
+    /// claims into `sending/WORKER/` and runs beside the other workers'.
     public func run(wait: Bool) throws(RoundError) -> RoundResult {
-        let lock: RoundLock?
-        do { lock = try spool.lockRound(wait: wait) } catch { throw .spool(error) }
+        let lock: [RoundLock]?
+        do {
+            if let worker = configuration.worker, spool.worker == nil { try spool.join(as: worker) }
+            lock = try spool.lockWorkerRound(wait: wait)
+        } catch {
+            throw .spool(error)
+        }
         guard let lock else { return .busy }
         return try withExtendedLifetime(lock) { () throws(RoundError) -> RoundResult in
             .ran(try runLocked())
@@ -39,16 +46,23 @@ public struct Round {
         let clock = MonotonicInstant.now()
         let round = RoundID.make(at: started)
         let ledger = Ledger(
-            directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: configuration.redactor)
+            directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: configuration.redactor,
+            worker: spool.worker)
         log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
             summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
+            if spool.worker != nil {
+                summary.recovered += try DeadWorkers(spool: spool, ledger: ledger, round: round, log: log).recover()
+            }
             try attachRoutes(ledger: ledger, round: round, started: started, into: &summary)
             if retryAttention {
-                summary.fromAttention = try AttentionRequeue(
-                    spool: spool, configuration: configuration, ledger: ledger, round: round, log: log
-                ).run()
+                let serial = try spool.serialLock()
+                summary.fromAttention = try withExtendedLifetime(serial) { () throws(SpoolError) -> Int in
+                    try AttentionRequeue(
+                        spool: spool, configuration: configuration, ledger: ledger, round: round, log: log
+                    ).run()
+                }
             }
         } catch {
             throw .spool(error)
@@ -89,9 +103,10 @@ public struct Round {
     private func attachRoutes(ledger: Ledger, round: RoundID, started: Timestamp, into summary: inout RoundSummary)
         throws(SpoolError)
     {
-        let routes = try RouteStep(
-            spool: spool, configuration: configuration, ledger: ledger, round: round, now: started
-        ).run()
+        let serial = try spool.serialLock()
+        let routes = try withExtendedLifetime(serial) { () throws(SpoolError) -> RouteReport in
+            try RouteStep(spool: spool, configuration: configuration, ledger: ledger, round: round, now: started).run()
+        }
         summary.routesAttached += routes.attached.count
         summary.routeTimeouts += routes.timedOut.count
         summary.needsAttention += routes.timedOut.count + routes.failed.count

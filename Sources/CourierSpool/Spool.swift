@@ -10,7 +10,15 @@ public final class Spool {
     public let ledgerDirectory: DirectoryHandle
     /// `.courier/`: locks and small state files.
     public let control: DirectoryHandle
-    private let queued, awaitingRoute, sending, sent, failed, needsAttention: DirectoryHandle
+    private let queued, awaitingRoute, sent, failed, needsAttention: DirectoryHandle
+    /// `sending/` itself. On a shared spool each worker claims into its
+    /// own folder of it, `sending/WORKER/`, which `directory(.sending)`
+    /// then is.
+    public let sendingRoot: DirectoryHandle
+    private var sending: DirectoryHandle
+    /// This process's worker on a shared spool (`join(as:)`); nil when the
+    /// spool has one worker.
+    public private(set) var worker: WorkerID?
     private var stagingNames = StagingNames()
     /// Tests' fault injection; nil in production.
     public var faults: FaultPlan?
@@ -32,7 +40,8 @@ public final class Spool {
         control = try Self.openFolder(Self.controlName, in: root, spool: path)
         queued = try Self.openFolder(SpoolState.queued.rawValue, in: root, spool: path)
         awaitingRoute = try Self.openFolder(SpoolState.awaitingRoute.rawValue, in: root, spool: path)
-        sending = try Self.openFolder(SpoolState.sending.rawValue, in: root, spool: path)
+        sendingRoot = try Self.openFolder(SpoolState.sending.rawValue, in: root, spool: path)
+        sending = sendingRoot
         sent = try Self.openFolder(SpoolState.sent.rawValue, in: root, spool: path)
         failed = try Self.openFolder(SpoolState.failed.rawValue, in: root, spool: path)
         needsAttention = try Self.openFolder(SpoolState.needsAttention.rawValue, in: root, spool: path)
@@ -71,6 +80,12 @@ public final class Spool {
             throw SpoolError(error)
         }
         return try Spool(path: path)
+    }
+
+    /// `join(as:)`'s: this handle's claims go to `folder` from now on.
+    func claimInto(_ folder: DirectoryHandle, as worker: WorkerID) {
+        sending = folder
+        self.worker = worker
     }
 
     public func directory(_ state: SpoolState) -> DirectoryHandle {

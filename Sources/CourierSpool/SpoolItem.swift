@@ -37,12 +37,21 @@ extension Spool {
         var counts: [SpoolState: Int] = [:]
         for state in SpoolState.allCases {
             var count = 0
+            var workerFolders: [FileName] = []
             do {
-                let stream = try directory(state).entries()
-                while try stream.next() != nil { count += 1 }
+                // sending/ counts every worker's claims on a shared spool.
+                let stream = try (state == .sending ? sendingRoot : directory(state)).entries()
+                while let name = try stream.next() {
+                    if state == .sending && EntryName(fileName: name) == nil {
+                        workerFolders.append(name)
+                    } else {
+                        count += 1
+                    }
+                }
             } catch {
                 throw SpoolError(error)
             }
+            for name in workerFolders { count += try claims(of: name) ?? 1 }
             counts[state] = count
         }
         return counts

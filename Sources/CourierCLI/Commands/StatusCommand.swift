@@ -42,6 +42,8 @@ enum StatusCommand {
         var tokenWarnings: [String] = []
         let holds: [Hold]
         let deferred: DeferredEntries
+        /// A shared spool's workers, live or dead, with their claims.
+        var workers: [WorkerState] = []
     }
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
@@ -105,6 +107,7 @@ enum StatusCommand {
             catalogs: catalogs,
             configurationProblem: problem, holds: holds, deferred: deferred)
         report.tokenWarnings = configuration?.tokenExpiryWarnings().map(\.description) ?? []
+        do { report.workers = try spool.workers() } catch { throw .spool(error) }
         return report
     }
 
@@ -121,6 +124,9 @@ enum StatusCommand {
             "tokenWarnings": report.tokenWarnings,
             "held": report.holds.map {
                 ["subscriber": $0.subscriber.value, "since": $0.since.rfc3339, "reason": $0.reason]
+            },
+            "workers": report.workers.map {
+                ["worker": $0.worker.value, "alive": $0.alive, "claims": $0.claims] as [String: Any]
             },
             "deferred": [
                 "count": report.deferred.count, "due": report.deferred.due,
@@ -163,6 +169,14 @@ enum StatusCommand {
                     + "`send-now --attention` sends the transient failures again):")
             for name in report.attention { output.line("  \(name)") }
             if more > 0 { output.line("  … and \(more) more: courier list needsAttention") }
+        }
+        if !report.workers.isEmpty {
+            output.line()
+            output.line("workers (a shared spool; each claims into sending/WORKER/):")
+            output.table(
+                report.workers.map {
+                    ["  \($0.worker)", $0.alive ? "running a round" : "idle or gone", "\($0.claims) claimed"]
+                })
         }
         if !report.holds.isEmpty {
             output.line()

@@ -1,0 +1,81 @@
+import CourierPosix
+import CourierSpool
+
+/// On a shared spool, what dead workers had claimed goes back to
+/// `queued/`, as `Recovery` returns a round's own. A worker is dead when
+/// its lock can be taken; holding it while its claims move means it cannot
+/// come back halfway. Entries straight in `sending/` are from before the
+/// spool was shared: no single-worker round can be running (every worker
+/// holds `round.lock` shared), so they go back too.
+struct DeadWorkers {
+    let spool: Spool
+    let ledger: Ledger
+    let round: RoundID
+    let log: EventLog
+
+    func recover() throws(SpoolError) -> Int {
+        let root = spool.sendingRoot
+        let names: [FileName]
+        do { names = try root.sortedNames() } catch { throw SpoolError(error) }
+        var recovered = 0
+        var loose: [FileName] = []
+        for name in names {
+            if name.description == spool.worker?.value { continue }
+            guard let claims = try spool.claims(of: name) else {
+                if EntryName(fileName: name) != nil { loose.append(name) }
+                continue
+            }
+            guard claims > 0, let lock = try spool.lockIfDead(name) else { continue }
+            let folder: DirectoryHandle
+            do { folder = try root.openDirectory(name, as: "sending/\(name)") } catch { throw SpoolError(error) }
+            recovered += try withExtendedLifetime(lock) { () throws(SpoolError) -> Int in
+                try returnToQueued(from: folder, why: "worker \(name) stopped with it in sending/\(name)/")
+            }
+        }
+        if !loose.isEmpty { recovered += try returnToQueued(loose, from: root, why: "was in sending/") }
+        return recovered
+    }
+
+    private func returnToQueued(from folder: DirectoryHandle, why: String) throws(SpoolError) -> Int {
+        let names: [FileName]
+        do { names = try folder.sortedNames() } catch { throw SpoolError(error) }
+        return try returnToQueued(names, from: folder, why: why)
+    }
+
+    /// The ledger lines first, then the renames, then the folders' fsyncs:
+    /// a crash in between leaves them for the next worker to recover.
+    private func returnToQueued(_ names: [FileName], from folder: DirectoryHandle, why: String) throws(SpoolError)
+        -> Int
+    {
+        guard !names.isEmpty else { return 0 }
+        let now = Timestamp.now()
+        try ledger.append(
+            names.map { name in
+                let entry = EntryName(fileName: name)
+                return LedgerLine(
+                    time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
+                    key: entry?.key.description ?? name.description, event: .recovered,
+                    detail: "\(why); back to queued/")
+            })
+        let queued = spool.directory(.queued)
+        var moved = 0
+        do {
+            for name in names {
+                do {
+                    try spool.faults?.check(.rename)
+                    try folder.rename(name, to: queued, as: name)
+                    moved += 1
+                } catch let error where error.errno == .noSuchFile {
+                    continue
+                }
+            }
+            try spool.faults?.check(.sync)
+            try folder.sync()
+            try queued.sync()
+        } catch {
+            throw SpoolError(error)
+        }
+        log(.notice, "recovered \(moved) entries: \(why)")
+        return moved
+    }
+}

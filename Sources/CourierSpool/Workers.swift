@@ -1,0 +1,123 @@
+import CourierPosix
+import Glibc
+
+/// Several workers on one spool (`shared = yes`). What a worker has
+/// claimed is in `sending/WORKER/`; whether it is alive is whether it holds
+/// `.courier/workers/WORKER.lock`, an exclusive flock the file system
+/// releases when the process dies (or, on a network file system, when its
+/// client is gone). A worker recovers the claims of workers whose lock it
+/// can take, never of one that holds it, and never by looking at times.
+extension Spool {
+    static let workersName = FileName("workers")
+    static let roundLockName = FileName("round.lock")
+    static let serialLockName = FileName("serial.lock")
+
+    /// Makes this spool handle claim into `sending/WORKER/` (made if missing).
+    public func join(as worker: WorkerID) throws(SpoolError) {
+        let name = FileName(worker.value)
+        do {
+            _ = try sendingRoot.makeDirectory(name, mode: 0o750)
+            claimInto(try sendingRoot.openDirectory(name, as: "sending/\(worker)"), as: worker)
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+
+    /// `.courier/workers/`, made if missing.
+    func workersFolder() throws(SpoolError) -> DirectoryHandle {
+        do {
+            _ = try control.makeDirectory(Self.workersName, mode: 0o750)
+            return try control.openDirectory(Self.workersName, as: ".courier/workers")
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+
+    private func lockFile(_ name: FileName, in folder: DirectoryHandle) throws(SpoolError) -> FileDescriptor {
+        do {
+            return try folder.openFile(name, flags: O_RDWR | O_CREAT, mode: 0o640)
+        } catch {
+            throw .operation("lock", path: folder.displayPath(of: name), error.errno)
+        }
+    }
+
+    private func take(_ file: FileDescriptor, shared: Bool, wait: Bool) throws(SpoolError) -> RoundLock? {
+        do {
+            let held = shared ? try file.lockShared(wait: wait) : try file.lockExclusively(wait: wait)
+            return held ? RoundLock(file: file) : nil
+        } catch {
+            throw .operation("lock", path: file.path, error.errno)
+        }
+    }
+
+    /// A worker's round on a shared spool: `round.lock` shared (so that no
+    /// single-worker round runs beside it) and its own lock exclusive (one
+    /// process per worker id). Nil when either is busy and `wait` is false.
+    public func lockWorkerRound(wait: Bool) throws(SpoolError) -> [RoundLock]? {
+        guard let worker else { return try lockRound(wait: wait).map { [$0] } }
+        guard let spoolWide = try take(lockFile(Self.roundLockName, in: control), shared: true, wait: wait)
+        else { return nil }
+        let own = try take(lockFile(FileName(worker.value + ".lock"), in: workersFolder()), shared: false, wait: wait)
+        return own.map { [spoolWide, $0] }
+    }
+
+    /// The short lock for what must stay serial between workers: an
+    /// intake group (its duplicate check and its entries), attaching
+    /// routes, `copy` numbering, a catalog sync, prune. Nil on a spool with
+    /// one worker, whose round lock already makes these serial. Held until
+    /// the value goes (`withExtendedLifetime`).
+    public func serialLock() throws(SpoolError) -> RoundLock? {
+        guard worker != nil else { return nil }
+        return try take(lockFile(Self.serialLockName, in: control), shared: false, wait: true)
+    }
+
+    /// Takes a dead worker's lock, so that its claims can be recovered while
+    /// it cannot come back; nil while it is alive.
+    public func lockIfDead(_ worker: FileName) throws(SpoolError) -> RoundLock? {
+        try take(lockFile(FileName(worker.description + ".lock"), in: workersFolder()), shared: false, wait: false)
+    }
+
+    /// The workers that have claimed into `sending/` or taken a lock,
+    /// with whether each is alive now and how many claims it holds. A
+    /// probe takes a shared lock for an instant, which a live worker's
+    /// exclusive one refuses.
+    public func workers() throws(SpoolError) -> [WorkerState] {
+        let folder = try workersFolder()
+        let lockNames: [FileName]
+        let sendingNames: [FileName]
+        do {
+            lockNames = try folder.sortedNames()
+            sendingNames = try sendingRoot.sortedNames()
+        } catch {
+            throw SpoolError(error)
+        }
+        var names = Set(
+            lockNames.map(\.description).filter { $0.hasSuffix(".lock") }.map { String($0.dropLast(5)) })
+        for name in sendingNames where try claims(of: name) != nil { names.insert(name.description) }
+        var found: [WorkerState] = []
+        for name in names.sorted() {
+            guard let id = try? WorkerID(name) else { continue }
+            let probe = try take(lockFile(FileName(name + ".lock"), in: folder), shared: true, wait: false)
+            found.append(WorkerState(worker: id, alive: probe == nil, claims: try claims(of: FileName(name)) ?? 0))
+        }
+        return found
+    }
+
+    /// The entries in `sending/NAME/`; nil when that is not a folder.
+    public func claims(of name: FileName) throws(SpoolError) -> Int? {
+        do {
+            guard try sendingRoot.status(of: name)?.kind == .directory else { return nil }
+            return try sendingRoot.openDirectory(name).sortedNames().count
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+}
+
+/// One worker of a shared spool, as `status` shows it.
+public struct WorkerState: Sendable, Equatable {
+    public let worker: WorkerID
+    public let alive: Bool
+    /// Entries in its `sending/WORKER/`.
+    public let claims: Int
+}
