@@ -17,6 +17,10 @@ public struct Copier {
         guard let original = item.entry else { throw .notAnEntry(item.name.description) }
         let target = subscriber ?? original.subscriber
         guard configuration.subscriber(named: target) != nil else { throw .unknownSubscriber(target.value) }
+        // Two workers numbering copies at once would pick the same number.
+        let serial: RoundLock?
+        do { serial = try spool.serialLock() } catch { throw .spool(error) }
+        defer { withExtendedLifetime(serial) {} }
         let copy = EntryName(
             key: DeliveryKey(id: original.key.id, copy: try nextCopyNumber(of: original.key.id)), subscriber: target)
         do {

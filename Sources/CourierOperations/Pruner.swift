@@ -47,6 +47,9 @@ public struct Pruner {
     /// Safe to run twice, or beside a round: it removes only what is old,
     /// and a file already gone counts as removed.
     public func run() throws(SpoolError) -> PruneReport {
+        // One prune at a time among the workers of a shared spool.
+        let serial = try spool.serialLock()
+        defer { withExtendedLifetime(serial) {} }
         var report = PruneReport()
         let cutoff = now - retention
         // A day file holds events up to the end of its day: it goes when
