@@ -191,6 +191,10 @@ public final class DirectoryHandle {
 public final class DirectoryStream {
     private let stream: OpaquePointer
     private let path: String
+    /// The kind of the name `next` returned last, as the directory entry
+    /// gives it (`d_type`); nil where the file system does not say
+    /// (`DT_UNKNOWN`), and a caller must `lstat`.
+    public private(set) var lastKind: FileStatus.Kind?
 
     init(stream: OpaquePointer, path: String) {
         self.stream = stream
@@ -215,7 +219,21 @@ public final class DirectoryStream {
                 return Array(bytes[0..<length])
             }
             if name.first == UInt8(ascii: ".") { continue }
+            lastKind = Self.kind(of: entry.pointee.d_type)
             return FileName(bytes: name)
+        }
+    }
+
+    private static func kind(of type: UInt8) -> FileStatus.Kind? {
+        switch Int(type) {
+        case Int(DT_REG): return .regular
+        case Int(DT_DIR): return .directory
+        case Int(DT_LNK): return .symbolicLink
+        case Int(DT_FIFO): return .fifo
+        case Int(DT_SOCK): return .socket
+        case Int(DT_CHR): return .characterDevice
+        case Int(DT_BLK): return .blockDevice
+        default: return nil
         }
     }
 }

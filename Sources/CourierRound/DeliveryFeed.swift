@@ -134,7 +134,7 @@ final class DeliveryFeed {
 
     private func takeIn(_ name: FileName, sendNow: (EntryName) -> Bool) throws(RoundError) {
         guard let intake else { return }
-        do { try intake.offer(name) } catch { throw .spool(error) }
+        do { try intake.offer(name, kind: stream.lastKind) } catch { throw .spool(error) }
         if intake.isFull { try commitIntake(sendNow: sendNow) }
     }
 

@@ -67,7 +67,7 @@ package struct Intake {
             do { name = try stream.next() } catch { throw SpoolError(error) }
             guard let name else { break }
             if EntryName(fileName: name) != nil { continue }
-            try session.offer(name)
+            try session.offer(name, kind: stream.lastKind)
             if session.isFull { _ = try session.commit() }
         }
         _ = try session.commit()
@@ -75,10 +75,12 @@ package struct Intake {
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
-    func take(_ name: FileName, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport)
+    func take(
+        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport
+    )
         throws(SpoolError) -> Accepted?
     {
-        guard let (record, file) = try read(name, into: &report) else { return nil }
+        guard let (record, file) = try read(name, kind: kind, into: &report) else { return nil }
         switch configuration.subscribers(for: record) {
         case .chosen(let subscribers):
             return try plan(name, file: file, record: record, for: subscribers, planned: &planned, into: &report)
@@ -94,17 +96,21 @@ package struct Intake {
     /// The dropped file as a record, with the file kept open for its fsync;
     /// nil when it was flagged, has vanished, or may still be being written
     /// (the settle rule).
-    private func read(_ name: FileName, into report: inout IntakeReport) throws(SpoolError)
-        -> (Record, FileDescriptor)?
+    /// `kind`: what the directory listing said the name is; nil when it
+    /// did not say, and an `lstat` asks. Nothing but a regular file is
+    /// opened (a device could do something on open).
+    private func read(_ name: FileName, kind listed: FileStatus.Kind?, into report: inout IntakeReport)
+        throws(SpoolError) -> (Record, FileDescriptor)?
     {
-        let status: FileStatus?
-        do { status = try spool.directory(.queued).status(of: name) } catch {
-            throw SpoolError(error)
+        var kind = listed
+        if kind == nil {
+            do { kind = try spool.directory(.queued).status(of: name)?.kind } catch {
+                throw SpoolError(error)
+            }
         }
-        guard let status else { return nil }
-        guard status.kind == .regular else {
-            try flag(
-                name, reason: "not a regular file (\(status.kind.words)); it was not followed or read", report: &report)
+        guard let kind else { return nil }
+        guard kind == .regular else {
+            try flag(name, reason: "not a regular file (\(kind.words)); it was not followed or read", report: &report)
             return nil
         }
         let bytes: [UInt8]
@@ -121,14 +127,19 @@ package struct Intake {
         switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
         case .success(let record):
             return (record, file)
-        case .failure(let problem)
-        where problem.mayBeIncomplete && Timestamp.now() - status.modified < configuration.settle:
+        case .failure(let problem) where problem.mayBeIncomplete && isSettling(file):
             report.settling += 1
             return nil
         case .failure(let problem):
             try flag(name, reason: problem.description, report: &report)
             return nil
         }
+    }
+
+    /// Modified less than `settle` ago: a script may still be writing it.
+    private func isSettling(_ file: FileDescriptor) -> Bool {
+        guard let status = try? file.status() else { return false }
+        return Timestamp.now() - status.modified < configuration.settle
     }
 
     /// The entries a record makes, checked against what exists: the same

@@ -30,9 +30,10 @@ final class IntakeSession {
 
     /// Validates one dropped file: flagged, left to settle, kept as a route,
     /// or added to the group.
-    func offer(_ name: FileName) throws(SpoolError) {
+    /// `kind`: what the directory listing said it is, if it did.
+    func offer(_ name: FileName, kind: FileStatus.Kind?) throws(SpoolError) {
         if serial == nil { serial = try intake.spool.serialLock() }
-        guard let accepted = try intake.take(name, planned: &planned, into: &report) else {
+        guard let accepted = try intake.take(name, kind: kind, planned: &planned, into: &report) else {
             if group.isEmpty { serial = nil }
             return
         }

@@ -85,6 +85,26 @@ import Testing
         #expect(try spool.spool.resolve("evil@name #1.json").map(\.name.description) == [name])
     }
 
+    @Test("where the listing does not give a file's kind, intake asks lstat before it opens anything")
+    func kindsUnknownToTheListingAreLookedUp() throws {
+        let (spool, _) = try Self.spoolWithServer()
+        #expect(mkfifo(spool.path + "/queued/fifo.json", 0o644) == 0)
+        try spool.dropRecord(id: "fine")
+        let intake = Intake(
+            spool: spool.spool, configuration: spool.configuration,
+            ledger: Ledger(directory: spool.spool.ledgerDirectory), round: RoundID.make(at: .now()))
+        var planned: [EntryName: [UInt8]] = [:]
+        var report = IntakeReport()
+        #expect(try intake.take(FileName("fifo.json"), kind: nil, planned: &planned, into: &report) == nil)
+        #expect(report.flagged.count == 1)
+        let fine = try intake.take(FileName("fine.json"), kind: nil, planned: &planned, into: &report)
+        #expect(fine?.entries.map(\.description) == ["fine@alpha"])
+        let stream = try spool.spool.directory(.queued).entries()
+        while let name = try stream.next() {
+            #expect(stream.lastKind == .regular, "\(name): ext4 gives d_type")
+        }
+    }
+
     @Test func strangeFilesAreFlaggedNeverFollowed() throws {
         let (spool, server) = try Self.spoolWithServer()
         let outside = TemporaryDirectory("outside")
