@@ -70,8 +70,12 @@ enum RunCommand {
         }
         switch result {
         case .busy:
-            invocation.output.line(
-                "another round is running on \(configuration.spool); nothing to do (use --wait to wait for it)")
+            // On a shared spool: this worker's own lock, or a round of a
+            // configuration without `shared = yes`, which holds the spool.
+            let who =
+                configuration.worker.map { "worker \($0) (or an unshared round) is already running" }
+                ?? "another round is running"
+            invocation.output.line("\(who) on \(configuration.spool); nothing to do (use --wait to wait for it)")
         case .ran(let summary):
             invocation.output.line(describe(summary))
         }
