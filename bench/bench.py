@@ -555,6 +555,9 @@ class Bench:
     def run(self):
         args = self.args
         started, load_start = time.gmtime(), os.getloadavg()
+        # The tree the binary was built from: read now, not after a long run
+        # during which someone may commit.
+        self.tree = self.git_tree()
         self.start_nginx()
         progress(f"throughput: N = {args.n:,}, {args.rounds} round" + ("s" if args.rounds != 1 else ""))
         self.throughput()
@@ -573,12 +576,15 @@ class Bench:
 
     # Rendering
 
+    @staticmethod
+    def git_tree():
+        return (output(["git", "rev-parse", "--short=12", "HEAD"]), output(["git", "rev-parse", "--abbrev-ref", "HEAD"]),
+                output(["git", "status", "--porcelain", "--untracked-files=no"]))
+
     def header(self, started, load_start, load_end):
         def load(values):
             return " ".join(f"{v:.2f}" for v in values)
-        commit = output(["git", "rev-parse", "--short=12", "HEAD"])
-        branch = output(["git", "rev-parse", "--abbrev-ref", "HEAD"])
-        dirty = output(["git", "status", "--porcelain", "--untracked-files=no"])
+        commit, branch, dirty = self.tree
         uname = os.uname()
         # nginx -v says its version on standard error.
         nginx = output(["nginx", "-v"], stderr=True).split("/")[-1]

@@ -1,0 +1,37 @@
+"""Two courier builds side by side in one run, with curl --parallel 16 and the naive durable
+peer, interleaved, N records, R rounds; medians. For before/after figures in
+docs/performance.md: the machine's speed varies, ratios within one run do not.
+
+Usage: bench/compare-builds.py OLD-BINARY NEW-BINARY N ROUNDS
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+old, new, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+args = argparse.Namespace(courier=new, n=n, loop_n=10, rounds=rounds, queue_n=10, big=False, big_n=10, sink_parent="/dev/shm")
+b = bench.Bench(args)
+try:
+    b.start_nginx()
+    source = os.path.join(b.work, "records"); b.make_records(n, source)
+    files = sorted(os.listdir(source)); cfg = b.curl_config(source, files)
+    results = {}
+    def run(label, f):
+        wall, cpu = f()
+        results.setdefault(label, []).append((n / wall, cpu * 1000 / n))
+        print(f"  {label:28s} {n/wall:8.0f} records/s {cpu*1000/n:6.3f} CPU ms/record", file=sys.stderr, flush=True)
+    for r in range(rounds):
+        for label, binary in (("courier OLD", old), ("courier NEW", new)):
+            b.courier = os.path.abspath(binary)
+            run(label, lambda: b.courier_trial(source, n))
+        run("curl --parallel 16", lambda: b.curl_trial(cfg))
+        run("naive durable peer", lambda: b.naive_trial(source, n))
+    print("| tool | records/s (median) | CPU ms/record (median) | runs |\n|---|---:|---:|---|")
+    for label, rs in results.items():
+        print(f"| {label} | {statistics.median(x[0] for x in rs):,.0f} | {statistics.median(x[1] for x in rs):.3f} | "
+              + ", ".join(f"{x[0]:,.0f}" for x in rs) + " |")
+finally:
+    b.stop()
