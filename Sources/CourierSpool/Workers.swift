@@ -80,13 +80,15 @@ extension Spool {
     /// The workers that have claimed into `sending/` or taken a lock,
     /// with whether each is alive now and how many claims it holds. A
     /// probe takes a shared lock for an instant, which a live worker's
-    /// exclusive one refuses.
+    /// exclusive one refuses. Read-only: `status` run by someone who may
+    /// not write the spool creates nothing and opens nothing for writing.
     public func workers() throws(SpoolError) -> [WorkerState] {
-        let folder = try workersFolder()
-        let lockNames: [FileName]
+        let folder: DirectoryHandle?
+        var lockNames: [FileName] = []
         let sendingNames: [FileName]
         do {
-            lockNames = try folder.sortedNames()
+            folder = try? control.openDirectory(Self.workersName, as: ".courier/workers")
+            if let folder { lockNames = try folder.sortedNames() }
             sendingNames = try sendingRoot.sortedNames()
         } catch {
             throw SpoolError(error)
@@ -97,10 +99,25 @@ extension Spool {
         var found: [WorkerState] = []
         for name in names.sorted() {
             guard let id = try? WorkerID(name) else { continue }
-            let probe = try take(lockFile(FileName(name + ".lock"), in: folder), shared: true, wait: false)
-            found.append(WorkerState(worker: id, alive: probe == nil, claims: try claims(of: FileName(name)) ?? 0))
+            found.append(
+                WorkerState(
+                    worker: id, alive: try isRunning(name, in: folder), claims: try claims(of: FileName(name)) ?? 0))
         }
         return found
+    }
+
+    /// Whether a worker holds its lock now; one that never took one does not.
+    private func isRunning(_ worker: String, in folder: DirectoryHandle?) throws(SpoolError) -> Bool {
+        guard let folder else { return false }
+        let name = FileName(worker + ".lock")
+        do {
+            let file = try folder.openFile(name, flags: O_RDONLY)
+            return try !file.lockShared(wait: false)
+        } catch let error where error.errno == .noSuchFile {
+            return false
+        } catch {
+            throw .operation("lock", path: folder.displayPath(of: name), error.errno)
+        }
     }
 
     /// The entries in `sending/NAME/`; nil when that is not a folder.

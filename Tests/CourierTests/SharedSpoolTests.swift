@@ -77,6 +77,13 @@ import Testing
         #expect(recovered.contains("worker w3 stopped with it in sending/w3/; back to queued/"), "\(recovered)")
     }
 
+    @Test("listing workers creates nothing and writes nothing: status may be run by anyone who can read")
+    func listingWorkersIsReadOnly() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        #expect(try spool.spool.workers().isEmpty)
+        #expect(try !spool.spool.control.sortedNames().map(\.description).contains("workers"))
+    }
+
     @Test("a second process with the same worker id finds the worker busy")
     func oneProcessPerWorker() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
