@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+@testable import CourierConfig
+@testable import CourierPosix
+@testable import CourierRound
+@testable import CourierSpool
+@testable import CourierSupport
+
+/// A shared spool under attack: what another worker holds in its own
+/// `sending/WORKER/` is as much the spool's as what is in `queued/`.
+@Suite struct SharedSpoolAttackTests {
+    /// A live worker `w2` holding a claim of `x@alpha.json` with `bytes`.
+    static func liveClaim(_ spool: TemporarySpool, _ bytes: String) throws -> (Spool, [RoundLock]) {
+        let live = try Spool(path: spool.path)
+        try live.join(as: WorkerID("w2"))
+        try live.deliverNewFile(Array(bytes.utf8), named: FileName("x@alpha.json"), into: .sending)
+        return (live, try #require(try live.lockWorkerRound(wait: false)))
+    }
+
+    @Test("a dropped record whose id a live worker has claimed with other bytes is flagged, not accepted beside it")
+    func anotherWorkersClaimIsAConflict() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        let (live, held) = try Self.liveClaim(spool, #"{"id":"x","kind":"sleep","n":1}"#)
+        try spool.drop(#"{"id":"x","kind":"sleep","n":2}"#, as: "x.json")
+
+        let summary = try SharedSpoolTests.round(spool, worker: "w1")
+        #expect(server.countsByKey["x"] == nil, "a second body went out under the key w2 is sending")
+        #expect(summary.invalid == 1)
+        #expect(try spool.names(in: .queued).isEmpty)
+        #expect(try live.directory(.sending).sortedNames().map(\.description) == ["x@alpha.json"])
+        withExtendedLifetime((live, held)) {}
+    }
+
+    @Test("a dropped record a live worker has claimed with the same bytes is a duplicate, not sent again")
+    func anotherWorkersClaimIsADuplicate() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        let text = #"{"id":"x","kind":"sleep"}"#
+        let (live, held) = try Self.liveClaim(spool, text)
+        try spool.drop(text, as: "x.json")
+
+        let summary = try SharedSpoolTests.round(spool, worker: "w1")
+        #expect(server.countsByKey["x"] == nil)
+        #expect(summary.duplicates == 1)
+        #expect(summary.accepted == 0)
+        #expect(try spool.names(in: .queued).isEmpty)
+        withExtendedLifetime((live, held)) {}
+    }
+}
