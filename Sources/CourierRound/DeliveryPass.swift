@@ -83,6 +83,13 @@ final class DeliveryPass {
         do { holds = try spool.holds() } catch { throw .spool(error) }
         admission = Admission(
             spool: spool, configuration: configuration, mode: mode, holds: holds, deferring: settler.deferring)
+        // The round's second pass (for what routes freed) keeps the first's
+        // verdicts: a subscriber the breaker stopped gets no more requests
+        // in this round. Its entries are counted again as this pass reads
+        // them, as the first pass counted them.
+        for name in (summary.notAnswering ?? [:]).keys {
+            if let subscriber = SubscriberName(name) { admission.stop(subscriber, leaving: 0) }
+        }
         breaker = Breaker(configuration: configuration)
     }
 
