@@ -29,4 +29,16 @@ import Testing
         #expect(summary.notAnswering == ["alpha": 15], "the round's summary lost the stopped subscriber")
         #expect(try spool.names(in: .queued).count == 15)
     }
+
+    @Test("entries put back in queued/ when the breaker stops are counted once, however the directory returns them")
+    func putBackEntriesAreCountedOnce() throws {
+        let alpha = try TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/", concurrency: 1)
+        let spool = try TemporarySpool(subscribers: [alpha])
+        for index in 0..<1500 { try spool.dropRecord(id: "a\(index)") }
+
+        let summary = try spool.runRound()
+        let left = try spool.names(in: .queued).count
+        #expect(left == 1495)
+        #expect(summary.notAnswering == ["alpha": left])
+    }
 }
