@@ -48,4 +48,21 @@ import Testing
         #expect(try spool.names(in: .queued).isEmpty)
         withExtendedLifetime((live, held)) {}
     }
+
+    @Test("a round on a spool no longer shared sends what a worker left in sending/WORKER/, not its folder flagged")
+    func anUnsharedRoundRecoversWorkerFolders() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        let dead = try Spool(path: spool.path)
+        try dead.join(as: WorkerID("w2"))
+        try dead.deliverNewFile(
+            Array(#"{"id":"x","kind":"sleep"}"#.utf8), named: FileName("x@alpha.json"), into: .sending)
+
+        // shared = no again: the spool's own handle, no worker.
+        let summary = try spool.runRound()
+        #expect(server.countsByKey["x"] == 1)
+        #expect(try spool.names(in: .sent) == ["x@alpha.json"])
+        #expect(try spool.names(in: .needsAttention).isEmpty)
+        #expect(summary.invalid == 0)
+    }
 }
