@@ -65,4 +65,53 @@ import Testing
         #expect(try spool.names(in: .needsAttention).isEmpty)
         #expect(summary.invalid == 0)
     }
+
+    /// The fault sweep's spool, shared: `r-1` is a dead worker's claim.
+    static func faultSpool(server: LoopbackServer) throws -> TemporarySpool {
+        let spool = try FaultTests.spool(server: server)
+        try spool.spool.move(FileName("r-1@alpha.json"), from: .sending, to: .queued)
+        let dead = try Spool(path: spool.path)
+        try dead.join(as: WorkerID("w2"))
+        try spool.spool.directory(.queued).rename(
+            FileName("r-1@alpha.json"), to: dead.directory(.sending), as: FileName("r-1@alpha.json"))
+        return spool
+    }
+
+    /// A round of worker w1 through the spool's own handle (its faults).
+    @discardableResult
+    static func workerRound(_ spool: TemporarySpool) throws -> RoundSummary {
+        let result = try Round(
+            spool: spool.spool, configuration: SharedSpoolTests.configuration(spool, worker: "w1"), mode: .background
+        ).run(wait: true)
+        guard case .ran(let summary) = result else { throw TestFailure("busy") }
+        return summary
+    }
+
+    @Test("on a shared spool every failing rename, write and fsync (a dead worker's claims too) leaves a legal spool")
+    func theFaultSweepOnASharedSpool() throws {
+        let server = try LoopbackServer(status: 201)
+        let counting = try Self.faultSpool(server: server)
+        let counter = FaultPlan()
+        counting.spool.faults = counter
+        try Self.workerRound(counting)
+        try FaultTests.expectLegal(counting, "no fault")
+        let counts = counter.counts
+        for operation in FaultPlan.Operation.allCases {
+            for occurrence in 1...(counts[operation] ?? 0) {
+                let label = "\(operation) #\(occurrence) fails"
+                let spool = try Self.faultSpool(server: server)
+                spool.spool.faults = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
+                do {
+                    try Self.workerRound(spool)
+                    Issue.record("\(label): the round finished as if nothing had failed")
+                } catch {
+                    #expect("\(error)".contains("unable to"), "\(label): \(error)")
+                }
+                spool.spool.faults = nil
+                try Self.workerRound(spool)
+                try FaultTests.expectLegal(spool, label)
+                #expect(try spool.spool.claims(of: FileName("w2")) == 0, "\(label)")
+            }
+        }
+    }
 }
