@@ -108,7 +108,7 @@ extension Spool {
     /// the spool was shared. Nil on a spool with one worker, whose
     /// `sending/` is all of it. Only folders are looked into: a symbolic
     /// link or a file among the workers' folders is never followed.
-    func claimFolderElsewhere(holding name: FileName) throws(SpoolError) -> DirectoryHandle? {
+    public func claimFolderElsewhere(holding name: FileName) throws(SpoolError) -> DirectoryHandle? {
         guard let worker else { return nil }
         do {
             if try sendingRoot.contains(name) { return sendingRoot }

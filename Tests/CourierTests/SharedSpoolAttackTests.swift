@@ -66,6 +66,20 @@ import Testing
         #expect(summary.invalid == 0)
     }
 
+    @Test("a file dropped under the name of an entry a live worker is sending is flagged, not sent under its key")
+    func anEntryNameAnotherWorkerHoldsIsATwin() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        let (live, held) = try Self.liveClaim(spool, #"{"id":"x","kind":"sleep","n":1}"#)
+        try spool.drop(#"{"id":"x","kind":"sleep","n":2}"#, as: "x@alpha.json")
+
+        let summary = try SharedSpoolTests.round(spool, worker: "w1")
+        #expect(server.countsByKey["x"] == nil, "a second body went out under the key w2 is sending")
+        #expect(summary.invalid == 1)
+        #expect(try spool.names(in: .queued).isEmpty)
+        withExtendedLifetime((live, held)) {}
+    }
+
     /// The fault sweep's spool, shared: `r-1` is a dead worker's claim.
     static func faultSpool(server: LoopbackServer) throws -> TemporarySpool {
         let spool = try FaultTests.spool(server: server)
