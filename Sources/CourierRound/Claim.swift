@@ -58,24 +58,32 @@ struct Claimer {
     }
 
     /// A file dropped straight into queued/ under the name of an entry that
-    /// already settled (sent, failed, needing attention) would replace it
-    /// and be sent under its key: it is flagged instead, unchanged, as
-    /// intake flags a different body under a used id.
+    /// already settled (sent, failed, needing attention), or that another
+    /// worker of a shared spool is sending, would replace it and be sent
+    /// under its key: it is flagged instead, unchanged, as intake flags a
+    /// different body under a used id.
     private func flaggedAsTwin(_ entry: EntryName) throws(RoundError) -> FileName? {
-        var settled: SpoolState?
+        var settled: String?
         for state in [SpoolState.sent, .failed, .needsAttention] {
             do {
-                if try spool.directory(state).contains(entry.fileName) { settled = state }
+                if try spool.directory(state).contains(entry.fileName) { settled = state.rawValue + "/" }
             } catch {
                 throw .spool(SpoolError(error))
             }
+        }
+        do {
+            if settled == nil, let folder = try spool.claimFolderElsewhere(holding: entry.fileName) {
+                settled = folder.displayPath
+            }
+        } catch {
+            throw .spool(error)
         }
         guard let settled else { return nil }
         let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: .now())
         do {
             return try flagger.flag(
                 entry.fileName,
-                reason: "\(settled.rawValue)/\(entry) already exists; a file dropped under an entry's name cannot "
+                reason: "\(settled)\(entry) already exists; a file dropped under an entry's name cannot "
                     + "replace it")
         } catch {
             throw .spool(error)

@@ -50,11 +50,12 @@ final class DeliveryFeed {
     private(set) var count = 0
     /// Bytes of the claimed items waiting.
     private var bytes = 0
-    /// Fingerprints of the entries intake left in `queued/` this pass, so
+    /// Fingerprints of the entries this pass put in `queued/` while its
+    /// stream ran — those intake left there (held subscribers) and claimed
+    /// ones it put back (the breaker, a missing token, a deferral) — so
     /// that the stream, which may or may not return names made after it
-    /// was opened, does not count or take them a second time. Only entries
-    /// the pass will not send (held subscribers) are ever left there.
-    private var leftByIntake: Set<Int> = []
+    /// was opened, does not count or take them a second time.
+    private var madeByPass: Set<Int> = []
 
     /// Entries read ahead of free slots.
     static let limit = 4096
@@ -121,7 +122,7 @@ final class DeliveryFeed {
                 try takeIn(name, sendNow: sendNow)
                 continue
             }
-            if !leftByIntake.isEmpty, leftByIntake.remove(entry.fileName.hashValue) != nil { continue }
+            if !madeByPass.isEmpty, madeByPass.remove(entry.fileName.hashValue) != nil { continue }
             guard isConfigured(entry.subscriber) else {
                 try unconfigured(entry)
                 continue
@@ -130,6 +131,12 @@ final class DeliveryFeed {
             append(.queued(entry))
         }
         if intake?.hasPending == true { try commitIntake(sendNow: sendNow) }
+    }
+
+    /// An entry the pass puts (back) in `queued/`, already counted or
+    /// settled: the stream, if it returns it, passes over it.
+    func passOver(_ entry: EntryName) {
+        if !done { madeByPass.insert(entry.fileName.hashValue) }
     }
 
     private func takeIn(_ name: FileName, sendNow: (EntryName) -> Bool) throws(RoundError) {
@@ -144,7 +151,7 @@ final class DeliveryFeed {
         do {
             claimed = try intake.commit(sendNow: { entry in
                 if sendNow(entry) { return true }
-                if !done { leftByIntake.insert(entry.fileName.hashValue) }
+                passOver(entry)
                 return false
             })
         } catch {

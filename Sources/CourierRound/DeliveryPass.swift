@@ -83,6 +83,13 @@ final class DeliveryPass {
         do { holds = try spool.holds() } catch { throw .spool(error) }
         admission = Admission(
             spool: spool, configuration: configuration, mode: mode, holds: holds, deferring: settler.deferring)
+        // The round's second pass (for what routes freed) keeps the first's
+        // verdicts: a subscriber the breaker stopped gets no more requests
+        // in this round. Its entries are counted again as this pass reads
+        // them, as the first pass counted them.
+        for name in (summary.notAnswering ?? [:]).keys {
+            if let subscriber = SubscriberName(name) { admission.stop(subscriber, leaving: 0) }
+        }
         breaker = Breaker(configuration: configuration)
     }
 
@@ -270,7 +277,18 @@ final class DeliveryPass {
                     event: .recovered, detail: "\(reason); back to queued/"))
             moves.append((item.entry, .queued))
         }
-        commits.add(lines: lines, moves: moves, at: clock())
+        hand(lines: lines, moves: moves, at: clock())
+    }
+
+    /// Lines and moves for the next group commit. What goes (back) to
+    /// `queued/` while the feed's stream runs is already counted or
+    /// settled by this pass: the stream passes over it.
+    private func hand(
+        lines: [LedgerLine], moves: [(EntryName, SpoolState)], tags: [EntityTagUpdate] = [],
+        stamps: [(EntryName, Timestamp)] = [], at now: MonotonicInstant
+    ) {
+        for (entry, state) in moves where state == .queued { feed.passOver(entry) }
+        commits.add(lines: lines, moves: moves, tags: tags, stamps: stamps, at: now)
     }
 
     private func launch(_ request: PendingRequest) throws(RoundError) {
@@ -312,7 +330,7 @@ final class DeliveryPass {
                 time: now, round: round.value, subscriber: subscriber.name.value, key: entry.key.description,
                 event: .needsAttention, detail: reason)
         }
-        commits.add(lines: lines, moves: entries.map { ($0, .needsAttention) }, at: clock())
+        hand(lines: lines, moves: entries.map { ($0, .needsAttention) }, at: clock())
         summary.subscribers[subscriber.name.value, default: SubscriberTally()].needsAttention += entries.count
         for entry in entries { noteAttention(entry) }
     }
@@ -357,7 +375,7 @@ final class DeliveryPass {
                 waiting.append(again)
                 summary.retries += request.items.count
                 summary.subscribers[subscriber.name.value, default: SubscriberTally()].retries += request.items.count
-                commits.add(lines: authorization.retryLines(request, response, now: now), moves: [], at: clock())
+                hand(lines: authorization.retryLines(request, response, now: now), moves: [], at: clock())
                 continue
             }
             if breaker.record(response, for: subscriber.name) { stop(subscriber, now: now) }
@@ -376,7 +394,7 @@ final class DeliveryPass {
                         subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay,
                         lastResponse: response))
             }
-            commits.add(
+            hand(
                 lines: settled.lines, moves: settled.moves, tags: settled.tags, stamps: settled.stamps, at: clock())
         }
     }
@@ -404,14 +422,14 @@ final class DeliveryPass {
                         time: now, round: round.value, subscriber: subscriber.name.value, key: $0.entry.key.description,
                         event: .recovered, detail: "\(subscriber.name) not answering; back to queued/")
                 }
-                commits.add(lines: lines, moves: request.items.map { ($0.entry, .queued) }, at: clock())
+                hand(lines: lines, moves: request.items.map { ($0.entry, .queued) }, at: clock())
                 continue
             }
             var tried = request
             tried.attempt -= 1
             let settled = settler.settle(
                 tried, last, batchSize: wanted(by: subscriber), now: now, stopped: true, into: &summary)
-            commits.add(
+            hand(
                 lines: settled.lines, moves: settled.moves, tags: settled.tags, stamps: settled.stamps, at: clock())
         }
     }

@@ -52,9 +52,10 @@ public struct Round {
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
             summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
-            if spool.worker != nil {
-                summary.recovered += try DeadWorkers(spool: spool, ledger: ledger, round: round, log: log).recover()
-            }
+            // Also on a spool no longer shared: what its workers left in
+            // their folders of sending/ goes back (every worker is dead
+            // while this round holds round.lock alone).
+            summary.recovered += try DeadWorkers(spool: spool, ledger: ledger, round: round, log: log).recover()
             try attachRoutes(ledger: ledger, round: round, started: started, into: &summary)
             if retryAttention {
                 let serial = try spool.serialLock()
@@ -143,10 +144,25 @@ struct Recovery {
 
     func run() throws(SpoolError) -> Int {
         try removeDeadWritersLeftovers()
-        let names: [FileName]
-        do { names = try spool.directory(.sending).sortedNames() } catch {
+        var names: [FileName] = []
+        do {
+            let stream = try spool.directory(.sending).entries()
+            while let name = try stream.next() {
+                // A folder straight in sending/ of a spool with one worker
+                // is a worker's from when the spool was shared: its claims
+                // go back one by one (`DeadWorkers`), never the folder
+                // itself, which intake would flag with the claims inside.
+                if spool.worker == nil {
+                    var kind = stream.lastKind
+                    if kind == nil { kind = try spool.sendingRoot.status(of: name)?.kind }
+                    if kind == .directory { continue }
+                }
+                names.append(name)
+            }
+        } catch {
             throw SpoolError(error)
         }
+        names.sort()
         guard !names.isEmpty else { return 0 }
         let now = Timestamp.now()
         let lines = names.map { name in

@@ -31,8 +31,19 @@ extension Spool {
     public func openChecked(_ name: FileName, in state: SpoolState, limit: Int) -> (
         read: CheckedRead, file: FileDescriptor?
     ) {
+        openChecked(name, in: directory(state), limit: limit)
+    }
+
+    /// `readChecked` in any folder of the spool: another worker's claims.
+    public func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
+        openChecked(name, in: folder, limit: limit).read
+    }
+
+    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> (
+        read: CheckedRead, file: FileDescriptor?
+    ) {
         do {
-            let file = try directory(state).openFile(name, flags: O_RDONLY)
+            let file = try folder.openFile(name, flags: O_RDONLY)
             let opened = try file.status()
             guard opened.kind == .regular else {
                 return (.refused("not a regular file (\(opened.kind.words)); it was not followed or read"), nil)

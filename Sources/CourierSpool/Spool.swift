@@ -101,14 +101,21 @@ public final class Spool {
 
     /// The state an item is in now, nil when no state folder holds it.
     public func locate(_ name: FileName) throws(SpoolError) -> SpoolState? {
+        try find(name)?.state
+    }
+
+    /// The state an item is in now and the folder that holds it. On a
+    /// shared spool another worker's claim is in `sending/` as much as this
+    /// one's: an id it is sending is used, whichever worker looks.
+    public func find(_ name: FileName) throws(SpoolError) -> (state: SpoolState, folder: DirectoryHandle)? {
         for state in SpoolState.allCases {
             do {
-                if try directory(state).contains(name) { return state }
+                if try directory(state).contains(name) { return (state, directory(state)) }
             } catch {
                 throw SpoolError(error)
             }
         }
-        return nil
+        return try claimFolderElsewhere(holding: name).map { (.sending, $0) }
     }
 
     /// Moves an item between states with one rename(2). The caller makes

@@ -120,6 +120,35 @@ extension Spool {
         }
     }
 
+    /// The folder of `sending/` holding another worker's claim of `name`:
+    /// its `sending/WORKER/`, or `sending/` itself for an entry from before
+    /// the spool was shared. Nil on a spool with one worker, whose
+    /// `sending/` is all of it. Only folders are looked into: a symbolic
+    /// link or a file among the workers' folders is never followed.
+    public func claimFolderElsewhere(holding name: FileName) throws(SpoolError) -> DirectoryHandle? {
+        guard let worker else { return nil }
+        do {
+            if try sendingRoot.contains(name) { return sendingRoot }
+            let stream = try sendingRoot.entries()
+            while let folder = try stream.next() {
+                guard folder.description != worker.value, EntryName(fileName: folder) == nil else { continue }
+                var kind = stream.lastKind
+                if kind == nil { kind = try sendingRoot.status(of: folder)?.kind }
+                guard kind == .directory else { continue }
+                let claims: DirectoryHandle
+                do { claims = try sendingRoot.openDirectory(folder, as: "sending/\(folder)") } catch let error
+                    where error.errno == .noSuchFile
+                {
+                    continue
+                }
+                if try claims.contains(name) { return claims }
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        return nil
+    }
+
     /// The entries in `sending/NAME/`; nil when that is not a folder.
     public func claims(of name: FileName) throws(SpoolError) -> Int? {
         do {
