@@ -45,6 +45,8 @@ package struct Intake {
         /// The dropped file, open: its data is fsynced before it becomes an
         /// entry (Postfix's pickup does the same before cleanup takes it).
         let file: FileDescriptor
+        /// The open file's size and time just after its bytes were read.
+        let readAs: FileStatus?
         let record: Record
         let target: SpoolState
         /// New entries; the first takes the dropped file by rename.
@@ -81,9 +83,11 @@ package struct Intake {
         throws(SpoolError) -> Accepted?
     {
         guard let (record, file) = try read(name, kind: kind, into: &report) else { return nil }
+        let readAs = try? file.status()
         switch configuration.subscribers(for: record) {
         case .chosen(let subscribers):
-            return try plan(name, file: file, record: record, for: subscribers, planned: &planned, into: &report)
+            return try plan(
+                name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned, into: &report)
         case .route(let workout):
             try keepRoute(record, for: workout, from: name, report: &report)
             return nil
@@ -146,7 +150,7 @@ package struct Intake {
     /// bytes are a duplicate, other bytes under the same id flag the whole
     /// file (a conflict on any subscriber leaves it untouched for a person).
     private func plan(
-        _ name: FileName, file: FileDescriptor, record: Record, for subscribers: [Subscriber],
+        _ name: FileName, file: FileDescriptor, readAs: FileStatus?, record: Record, for subscribers: [Subscriber],
         planned: inout [EntryName: [UInt8]], into report: inout IntakeReport
     ) throws(SpoolError) -> Accepted? {
         var entries: [EntryName] = []
@@ -171,7 +175,8 @@ package struct Intake {
         }
         for entry in entries { planned[entry] = record.bytes }
         return Accepted(
-            name: name, file: file, record: record, target: record.awaitRoute ? .awaitingRoute : .queued,
+            name: name, file: file, readAs: readAs, record: record,
+            target: record.awaitRoute ? .awaitingRoute : .queued,
             entries: entries, duplicates: duplicates)
     }
 

@@ -26,9 +26,15 @@ struct IntakeCommit {
         report.groups += 1
         try syncDroppedFiles(group)
         let now = Timestamp.now()
-        // Asked once per entry: the answer may count what stays queued.
+        // Asked once per entry: the answer may count what stays queued. The
+        // dropped file itself goes to sending/ only if nobody has written to
+        // it since it was read: what is sent must be what sent/ keeps. A
+        // changed one waits in queued/, where a claim reads it again.
         let targets = group.map { accepted in
-            accepted.entries.map { accepted.target == .queued && sendNow($0) ? SpoolState.sending : accepted.target }
+            accepted.entries.enumerated().map { index, entry in
+                accepted.target == .queued && (index > 0 || accepted.isUnchanged) && sendNow(entry)
+                    ? SpoolState.sending : accepted.target
+            }
         }
         var staged: [(temporary: FileName, entry: EntryName, target: SpoolState)] = []
         // Whatever was staged and not renamed when this fails goes: a
@@ -136,5 +142,14 @@ struct IntakeCommit {
             guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
             try spool.deliverNewFile(accepted.record.bytes, named: entry.fileName, into: target)
         }
+    }
+}
+
+extension Intake.Accepted {
+    /// The dropped file has the size and time it had when its bytes were
+    /// read (checked after the group's sync, just before the rename).
+    var isUnchanged: Bool {
+        guard let before = readAs, let now = try? file.status() else { return false }
+        return now.size == before.size && now.modified == before.modified && now.size == record.bytes.count
     }
 }

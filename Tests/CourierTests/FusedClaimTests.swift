@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CourierConfig
@@ -41,6 +42,25 @@ import Testing
                 #"{"id":"one","kind":"sleep","data":{"n":1}}"#
             ])
         #expect(try spool.names(in: .sent) == ["one@alpha.json"])
+    }
+
+    @Test("a dropped file written to after intake read it is not sent from the bytes read: it waits in queued/")
+    func aFileChangedAfterItsReadIsNotFused() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        try spool.drop(#"{"id":"w","kind":"sleep","n":1}"#, as: "w.json")
+        let session = IntakeSession(
+            intake: Intake(
+                spool: spool.spool, configuration: spool.configuration,
+                ledger: Ledger(directory: spool.spool.ledgerDirectory), round: RoundID.make(at: .now())))
+        try session.offer(FileName("w.json"), kind: nil)
+        // The script writes again, in place, after intake's read.
+        try #"{"id":"w","kind":"sleep","n":2}"#.write(
+            toFile: spool.path + "/queued/w.json", atomically: false, encoding: .utf8)
+        _ = try spool.spool.directory(.queued).setModified(FileName("w.json"), to: .now() + .seconds(2))
+        let claimed = try session.commit(sendNow: { _ in true })
+        #expect(claimed.isEmpty)
+        #expect(try spool.names(in: .queued) == ["w@alpha.json"])
+        #expect(try spool.names(in: .sending).isEmpty)
     }
 
     @Test("records dropped for a held subscriber stay in queued/ and are counted once; the others are sent")
