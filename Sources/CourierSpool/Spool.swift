@@ -86,6 +86,7 @@ public final class Spool {
     func claimInto(_ folder: DirectoryHandle, as worker: WorkerID) {
         sending = folder
         self.worker = worker
+        stagingNames.worker = worker
     }
 
     public func directory(_ state: SpoolState) -> DirectoryHandle {
@@ -173,7 +174,8 @@ public final class Spool {
         return staged
     }
 
-    /// `TIME.PID_N.NAME`, unique per process and call, as maildir names are.
+    /// `TIME.PID_N.NAME` (`TIME.PID_N.WORKER:NAME` on a shared spool), unique
+    /// per process and call, as maildir names are.
     package func uniqueTemporaryName(for name: FileName) -> FileName {
         stagingNames.next(for: name)
     }
