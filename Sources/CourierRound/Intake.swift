@@ -165,15 +165,17 @@ package struct Intake {
     }
 
     /// An entry of the same name, in this round's earlier files or in any
-    /// state folder; one that cannot be read counts as different bytes.
+    /// state folder, another worker's claims included (`Spool.find`); one
+    /// that cannot be read counts as different bytes.
     private func existing(_ entry: EntryName, planned: [EntryName: [UInt8]]) throws(SpoolError)
         -> (bytes: [UInt8], place: String, state: SpoolState?)?
     {
         if let earlier = planned[entry] { return (earlier, "an earlier file of this round", nil) }
-        guard let state = try spool.locate(entry.fileName) else { return nil }
-        switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
-        case .read(let stored): return (stored, "\(state.rawValue)/\(entry)", state)
-        case .refused, .vanished: return ([], "\(state.rawValue)/\(entry)", state)
+        guard let (state, folder) = try spool.find(entry.fileName) else { return nil }
+        let place = folder.displayPath(of: entry.fileName)
+        switch spool.readChecked(entry.fileName, in: folder, limit: configuration.maxRecordSize) {
+        case .read(let stored): return (stored, place, state)
+        case .refused, .vanished: return ([], place, state)
         }
     }
 

@@ -24,15 +24,27 @@ extension Spool {
     }
 
     public func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
-        openChecked(name, in: state, limit: limit).read
+        openChecked(name, in: directory(state), limit: limit).read
+    }
+
+    /// `readChecked` in any folder of the spool (another worker's
+    /// `sending/WORKER/`).
+    public func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
+        openChecked(name, in: folder, limit: limit).read
     }
 
     /// `readChecked`, keeping the file open for a caller that must fsync it.
     public func openChecked(_ name: FileName, in state: SpoolState, limit: Int) -> (
         read: CheckedRead, file: FileDescriptor?
     ) {
+        openChecked(name, in: directory(state), limit: limit)
+    }
+
+    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> (
+        read: CheckedRead, file: FileDescriptor?
+    ) {
         do {
-            let file = try directory(state).openFile(name, flags: O_RDONLY)
+            let file = try folder.openFile(name, flags: O_RDONLY)
             let opened = try file.status()
             guard opened.kind == .regular else {
                 return (.refused("not a regular file (\(opened.kind.words)); it was not followed or read"), nil)

@@ -100,13 +100,27 @@ public final class Spool {
         }
     }
 
-    /// The state an item is in now, nil when no state folder holds it.
+    /// The state an item is in now, nil when no state folder holds it (on a
+    /// shared spool, another worker's claim is in `sending/` too: `find`).
     public func locate(_ name: FileName) throws(SpoolError) -> SpoolState? {
+        try find(name)?.state
+    }
+
+    /// Where an item is now: its state and the folder that holds it, nil
+    /// when none does. The states are looked at in the order items move, so
+    /// that one moving on meanwhile is met further on. On a shared spool
+    /// `sending/` is this worker's own folder and then every other worker's
+    /// (`otherClaimFolders`): what another worker has claimed exists as
+    /// much as anything in a state folder.
+    public func find(_ name: FileName) throws(SpoolError) -> (state: SpoolState, folder: DirectoryHandle)? {
         for state in SpoolState.allCases {
-            do {
-                if try directory(state).contains(name) { return state }
-            } catch {
-                throw SpoolError(error)
+            let folders = state == .sending ? [directory(.sending)] + (try otherClaimFolders()) : [directory(state)]
+            for folder in folders {
+                do {
+                    if try folder.contains(name) { return (state, folder) }
+                } catch {
+                    throw SpoolError(error)
+                }
             }
         }
         return nil

@@ -103,6 +103,28 @@ extension Spool {
         return found
     }
 
+    /// Every other worker's `sending/WORKER/`, listed afresh (a worker may
+    /// have joined since the last look); none on a spool with one worker.
+    /// A folder that went or is not one is passed over.
+    public func otherClaimFolders() throws(SpoolError) -> [DirectoryHandle] {
+        guard let worker else { return [] }
+        let names: [FileName]
+        do { names = try sendingRoot.sortedNames() } catch { throw SpoolError(error) }
+        var folders: [DirectoryHandle] = []
+        // An entry straight in sending/ (from before the spool was shared)
+        // is an item, not a worker's folder.
+        for name in names where name.description != worker.value && EntryName(fileName: name) == nil {
+            do {
+                folders.append(try sendingRoot.openDirectory(name, as: "sending/\(name)"))
+            } catch let error where [.noSuchFile, Errno(ENOTDIR), Errno(ELOOP)].contains(error.errno) {
+                continue
+            } catch {
+                throw SpoolError(error)
+            }
+        }
+        return folders
+    }
+
     /// The entries in `sending/NAME/`; nil when that is not a folder.
     public func claims(of name: FileName) throws(SpoolError) -> Int? {
         do {

@@ -206,4 +206,32 @@ import Testing
         try Self.round(spool, worker: "w1")
         #expect(try spool.spool.tmp.sortedNames().map(\.description) == others.sorted())
     }
+
+    @Test("an entry another worker has claimed exists: the same record dropped again is a duplicate, not sent twice")
+    func anotherWorkersClaimIsADuplicate() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        let body = #"{"id":"x","kind":"sleep"}"#
+        let live = try Spool(path: spool.path)
+        try live.join(as: WorkerID("w2"))
+        try live.deliverNewFile(Array(body.utf8), named: FileName("x@alpha.json"), into: .sending)
+        let held = try #require(try live.lockWorkerRound(wait: false))
+        // The same record again (a script's repeat, or a file another mount
+        // still shows under its dropped name after w2 took it in), and the
+        // same id with another body.
+        try spool.drop(body, as: "again.json")
+        try spool.drop(#"{"id":"x","kind":"sleep","data":1}"#, as: "other.json")
+
+        let summary = try Self.round(spool, worker: "w1")
+        #expect(server.requests.isEmpty, "w1 sent w2's claim again")
+        #expect(summary.duplicates == 1 && summary.invalid == 1, "\(summary)")
+        let lines = try spool.ledger()
+        #expect(lines.filter { $0.event == .accepted }.isEmpty)
+        #expect(lines.contains { $0.event == .duplicate && $0.key == "x" })
+        let invalid = lines.filter { $0.event == .invalid }.map(\.detail)
+        #expect(invalid.contains { $0.contains("already used by sending/w2/x@alpha.json") }, "\(invalid)")
+        #expect(try live.claims(of: FileName("w2")) == 1)
+        #expect(try spool.names(in: .queued).isEmpty)
+        withExtendedLifetime(held) {}
+    }
 }
