@@ -15,7 +15,8 @@ BINARY ?= .build/release/courier
 SPOOL ?= /var/spool/courier
 
 UNITS = courier.service courier.timer courier.path courier-prune.service courier-prune.timer \
-	courier-catalog.service courier-catalog.timer courier-sync-request.path courier-sync-request.service
+	courier-catalog.service courier-catalog.timer courier-sync-request.path courier-sync-request.service \
+	courier-shared.timer courier@.service courier@.timer
 
 .PHONY: all install uninstall deb completions
 

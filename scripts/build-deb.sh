@@ -68,8 +68,10 @@ cat > "$root/DEBIAN/prerm" <<'PRERM'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ]; then
-    # Every unit the package ships that can start a round or a sync.
-    systemctl stop courier.timer courier.path courier-prune.timer courier-catalog.timer courier-sync-request.path >/dev/null 2>&1 || true
+    # Every unit the package ships that can start a round or a sync, and
+    # every instance of the template timer.
+    systemctl stop courier.timer courier.path courier-prune.timer courier-catalog.timer courier-sync-request.path \
+        courier-shared.timer 'courier@*.timer' >/dev/null 2>&1 || true
 fi
 exit 0
 PRERM

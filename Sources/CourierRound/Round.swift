@@ -132,12 +132,17 @@ struct Recovery {
     /// is gone: a writer killed between write and rename. Their content is
     /// still in the file that was being taken in, so they are removed now
     /// rather than after prune's 36 hours. Scripts' own tmp/ files, named
-    /// any other way, are left to prune.
+    /// any other way, are left to prune. On a shared spool only this
+    /// worker's own (`TIME.PID_N.WORKER:NAME`): a PID is one host's, and
+    /// another host's writer at work would look dead from here. Other
+    /// workers' leftovers wait for prune too; a lock free does not say that
+    /// no command of that worker is writing.
     private func removeDeadWritersLeftovers() throws(SpoolError) {
         let names: [FileName]
         do { names = try spool.tmp.sortedNames() } catch { throw SpoolError(error) }
         for name in names {
-            guard let pid = StagingNames.writer(of: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = StagingNames.writer(of: name, worker: spool.worker), kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
             do { try spool.tmp.remove(name) } catch { throw SpoolError(error) }
         }
     }

@@ -24,7 +24,13 @@ extension Spool {
     }
 
     public func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
-        openChecked(name, in: state, limit: limit).read
+        openChecked(name, in: directory(state), limit: limit).read
+    }
+
+    /// `readChecked` in any folder of the spool (another worker's
+    /// `sending/WORKER/`).
+    public func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
+        openChecked(name, in: folder, limit: limit).read
     }
 
     /// `readChecked`, keeping the file open for a caller that must fsync it.
@@ -32,11 +38,6 @@ extension Spool {
         read: CheckedRead, file: FileDescriptor?
     ) {
         openChecked(name, in: directory(state), limit: limit)
-    }
-
-    /// `readChecked` in any folder of the spool: another worker's claims.
-    public func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
-        openChecked(name, in: folder, limit: limit).read
     }
 
     private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> (

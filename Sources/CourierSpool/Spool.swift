@@ -86,6 +86,7 @@ public final class Spool {
     func claimInto(_ folder: DirectoryHandle, as worker: WorkerID) {
         sending = folder
         self.worker = worker
+        stagingNames.worker = worker
     }
 
     public func directory(_ state: SpoolState) -> DirectoryHandle {
@@ -99,7 +100,8 @@ public final class Spool {
         }
     }
 
-    /// The state an item is in now, nil when no state folder holds it.
+    /// The state an item is in now, nil when no state folder holds it (on a
+    /// shared spool, another worker's claim is in `sending/` too: `find`).
     public func locate(_ name: FileName) throws(SpoolError) -> SpoolState? {
         try find(name)?.state
     }
@@ -180,7 +182,8 @@ public final class Spool {
         return staged
     }
 
-    /// `TIME.PID_N.NAME`, unique per process and call, as maildir names are.
+    /// `TIME.PID_N.NAME` (`TIME.PID_N.WORKER:NAME` on a shared spool), unique
+    /// per process and call, as maildir names are.
     package func uniqueTemporaryName(for name: FileName) -> FileName {
         stagingNames.next(for: name)
     }

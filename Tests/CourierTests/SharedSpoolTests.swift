@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @testable import CourierConfig
@@ -164,5 +165,80 @@ import Testing
         try text.replacingOccurrences(of: "shared = yes", with: "shared = yes\nworker-id = host-2")
             .write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try Configuration.load(file: file, readingSecrets: false).worker?.value == "host-2")
+    }
+
+    /// A PID no process has here, as a writer on another host has.
+    static func absentPID() throws -> Int32 {
+        for pid in stride(from: Int32(4_000_000), to: 3_000_000, by: -1) where kill(pid, 0) != 0 && errno == ESRCH {
+            return pid
+        }
+        throw TestFailure("every PID from 3,000,000 to 4,000,000 is taken")
+    }
+
+    @Test("on a shared spool staging names carry the worker: writers on two hosts with one PID never pick one name")
+    func stagingNamesCarryTheWorker() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        // One process, so one PID, as couriers in containers on two hosts often have.
+        let first = try Spool(path: spool.path)
+        try first.join(as: WorkerID("w1"))
+        let second = try Spool(path: spool.path)
+        try second.join(as: WorkerID("w2"))
+        let name = FileName("x@alpha.json")
+        let names = [first.uniqueTemporaryName(for: name), second.uniqueTemporaryName(for: name)]
+        #expect(names[0] != names[1])
+        #expect(names[0].description.hasSuffix(".w1:x@alpha.json"), "\(names[0])")
+        #expect(names[1].description.hasSuffix(".w2:x@alpha.json"), "\(names[1])")
+        #expect(StagingNames.writer(of: names[0], worker: try WorkerID("w1")) == getpid())
+        #expect(StagingNames.writer(of: names[0], worker: try WorkerID("w2")) == nil)
+        // The longest worker id and target name still make a name a file system takes.
+        let long = try Spool(path: spool.path)
+        try long.join(as: WorkerID(String(repeating: "w", count: 64)))
+        let staged = long.uniqueTemporaryName(for: FileName(String(repeating: "k", count: 200) + "@alpha.json"))
+        #expect(staged.bytes.count <= 255, "\(staged.bytes.count) bytes")
+        #expect(try long.stageFile([0x7B, 0x7D], for: FileName(String(repeating: "k", count: 200))).bytes.count <= 255)
+    }
+
+    @Test("a worker removes only its own dead writers' tmp/ files: another host's PIDs mean nothing here")
+    func otherHostsStagingFilesWaitForPrune() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let pid = try Self.absentPID()
+        let own = "20261130T070000Z.\(pid)_1.w1:x@alpha.json"
+        let others = [
+            "20261130T070000Z.\(pid)_1.w2:x@alpha.json",  // worker w2's, writing now on its host
+            "20261130T070000Z.\(pid)_1.x@alpha.json",  // a writer that does not say its worker
+        ]
+        for name in [own] + others {
+            #expect(FileManager.default.createFile(atPath: spool.path + "/tmp/" + name, contents: Data("{".utf8)))
+        }
+        try Self.round(spool, worker: "w1")
+        #expect(try spool.spool.tmp.sortedNames().map(\.description) == others.sorted())
+    }
+
+    @Test("an entry another worker has claimed exists: the same record dropped again is a duplicate, not sent twice")
+    func anotherWorkersClaimIsADuplicate() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        let body = #"{"id":"x","kind":"sleep"}"#
+        let live = try Spool(path: spool.path)
+        try live.join(as: WorkerID("w2"))
+        try live.deliverNewFile(Array(body.utf8), named: FileName("x@alpha.json"), into: .sending)
+        let held = try #require(try live.lockWorkerRound(wait: false))
+        // The same record again (a script's repeat, or a file another mount
+        // still shows under its dropped name after w2 took it in), and the
+        // same id with another body.
+        try spool.drop(body, as: "again.json")
+        try spool.drop(#"{"id":"x","kind":"sleep","data":1}"#, as: "other.json")
+
+        let summary = try Self.round(spool, worker: "w1")
+        #expect(server.requests.isEmpty, "w1 sent w2's claim again")
+        #expect(summary.duplicates == 1 && summary.invalid == 1, "\(summary)")
+        let lines = try spool.ledger()
+        #expect(lines.filter { $0.event == .accepted }.isEmpty)
+        #expect(lines.contains { $0.event == .duplicate && $0.key == "x" })
+        let invalid = lines.filter { $0.event == .invalid }.map(\.detail)
+        #expect(invalid.contains { $0.contains("already used by sending/w2/x@alpha.json") }, "\(invalid)")
+        #expect(try live.claims(of: FileName("w2")) == 1)
+        #expect(try spool.names(in: .queued).isEmpty)
+        withExtendedLifetime(held) {}
     }
 }
