@@ -164,6 +164,22 @@ public final class DirectoryHandle {
         _ = try system("sync the file system of", displayPath) { courier_syncfs(descriptor.rawValue) }
     }
 
+    /// Whether `syncFileSystem` reaches the disk here. On FUSE (GlusterFS,
+    /// among others) Linux passes syncfs(2) on only to virtiofs, and it
+    /// returns success having done nothing: files there need their own fsync.
+    public var syncFileSystemReachesDisk: Bool {
+        let type = courier_file_system_type(descriptor.rawValue)
+        guard type >= 0 else { return false }
+        return Self.syncfsReachesDisk(fileSystemType: type)
+    }
+
+    /// FUSE_SUPER_MAGIC, from <linux/magic.h>.
+    static let fuseMagic = 0x6573_5546
+
+    static func syncfsReachesDisk(fileSystemType: Int) -> Bool {
+        fileSystemType != fuseMagic
+    }
+
     /// A fresh stream of this directory's entries, read lazily so that a
     /// million-entry queue never sits in memory at once.
     public func entries() throws(SystemError) -> DirectoryStream {

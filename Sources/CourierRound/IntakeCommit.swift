@@ -82,13 +82,20 @@ struct IntakeCommit {
     /// The dropped bytes reach the disk before any name or line says they
     /// are an entry: after a power cut an entry is never empty. One syncfs
     /// covers the whole group (the files are on the spool's file system);
-    /// a group of one takes the cheaper fsync.
+    /// a group of one takes the cheaper fsync, and so does each file where
+    /// syncfs does nothing (FUSE: a spool on GlusterFS).
     private func syncDroppedFiles(_ group: [Intake.Accepted]) throws(SpoolError) {
         let taken = group.filter { !$0.entries.isEmpty }
-        guard let first = taken.first else { return }
         do {
-            try spool.faults?.check(.sync)
-            if taken.count == 1 { try first.file.sync() } else { try spool.directory(.queued).syncFileSystem() }
+            if taken.count > 1 && spool.syncfsReachesDisk {
+                try spool.faults?.check(.sync)
+                try spool.directory(.queued).syncFileSystem()
+                return
+            }
+            for accepted in taken {
+                try spool.faults?.check(.sync)
+                try accepted.file.sync()
+            }
         } catch {
             throw SpoolError(error)
         }

@@ -83,11 +83,12 @@ public final class EntityTagStore {
                 let folder = try makeFolder(for: update.subscriber)
                 let name = FileName(update.entity.value)
                 let bytes = Array(data) + [0x0A]
-                staged.append((try spool.stageFile(bytes, for: name, syncData: order.count == 1), folder, name))
+                let syncData = order.count == 1 || !spool.syncfsReachesDisk
+                staged.append((try spool.stageFile(bytes, for: name, syncData: syncData), folder, name))
             }
             do throws(SystemError) {
                 // One file was fsynced as it was staged; more share one syncfs.
-                if order.count > 1 && !staged.isEmpty { try spool.tmp.syncFileSystem() }
+                if order.count > 1 && !staged.isEmpty && spool.syncfsReachesDisk { try spool.tmp.syncFileSystem() }
                 var touched: [DirectoryHandle] = []
                 for (temporary, folder, name) in staged {
                     try spool.tmp.publish(temporary, to: folder, as: name, syncDirectory: false, faults: spool.faults)

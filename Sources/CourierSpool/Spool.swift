@@ -22,6 +22,9 @@ public final class Spool {
     private var stagingNames = StagingNames()
     /// Tests' fault injection; nil in production.
     public var faults: FaultPlan?
+    /// False on a file system where syncfs(2) does nothing (FUSE:
+    /// GlusterFS): a group's files are then fsynced one by one.
+    public var syncfsReachesDisk: Bool
 
     static let tmpName = "tmp"
     static let ledgerName = "ledger"
@@ -40,6 +43,7 @@ public final class Spool {
         control = try Self.openFolder(Self.controlName, in: root, spool: path)
         queued = try Self.openFolder(SpoolState.queued.rawValue, in: root, spool: path)
         awaitingRoute = try Self.openFolder(SpoolState.awaitingRoute.rawValue, in: root, spool: path)
+        syncfsReachesDisk = root.syncFileSystemReachesDisk
         sendingRoot = try Self.openFolder(SpoolState.sending.rawValue, in: root, spool: path)
         sending = sendingRoot
         sent = try Self.openFolder(SpoolState.sent.rawValue, in: root, spool: path)

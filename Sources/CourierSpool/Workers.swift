@@ -63,7 +63,8 @@ extension Spool {
 
     /// The short lock for what must stay serial between workers: an
     /// intake group (its duplicate check and its entries), attaching
-    /// routes, `copy` numbering, a catalog sync, prune. Nil on a spool with
+    /// routes, `copy` numbering, prune (a catalog sync has its own lock,
+    /// `catalog-NAME.lock`). Nil on a spool with
     /// one worker, whose round lock already makes these serial. Held until
     /// the value goes (`withExtendedLifetime`).
     public func serialLock() throws(SpoolError) -> RoundLock? {

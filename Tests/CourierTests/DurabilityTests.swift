@@ -114,6 +114,27 @@ import Testing
         #expect(report.groups >= 3, "\(report.groups) groups")
     }
 
+    @Test("where syncfs does nothing (FUSE) intake fsyncs each dropped file of a group itself")
+    func onFUSEEachDroppedFileIsSynced() throws {
+        #expect(!DirectoryHandle.syncfsReachesDisk(fileSystemType: DirectoryHandle.fuseMagic))
+        #expect(DirectoryHandle.syncfsReachesDisk(fileSystemType: 0xEF53), "ext4")
+        func syncs(reachingDisk: Bool) throws -> Int {
+            let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")]
+            )
+            spool.spool.syncfsReachesDisk = reachingDisk
+            for index in 0..<5 { try spool.dropRecord(id: "f-\(index)") }
+            let counter = FaultPlan()
+            spool.spool.faults = counter
+            _ = try Intake(
+                spool: spool.spool, configuration: spool.configuration,
+                ledger: Ledger(directory: spool.spool.ledgerDirectory), round: RoundID.make(at: .now())
+            ).run()
+            return counter.counts[.sync] ?? 0
+        }
+        #expect(
+            try syncs(reachingDisk: false) - syncs(reachingDisk: true) == 4, "five files: one syncfs, or five fsyncs")
+    }
+
     /// The metrics file is written the one atomic way (`writeAtomically`):
     /// staged with its own fsync, renamed, and its directory fsynced; a
     /// failed rename leaves the old file and no staged leftover.
