@@ -25,13 +25,20 @@ struct Claimer {
         case vanished
     }
 
+    /// The rename decides, and only then is the entry looked at: on a
+    /// shared spool another worker may claim it, send it and settle it
+    /// between this pass reading its name and this claim, and its settled
+    /// file then is no twin.
     func claim(_ entry: EntryName) throws(RoundError) -> Claim {
-        if let safe = try flaggedAsTwin(entry) { return .flaggedTwin(safe) }
         do {
             try spool.move(entry.fileName, from: .queued, to: .sending)
         } catch {
             if case .rename(_, _, let errno) = error, errno == .noSuchFile { return .vanished }
             throw .spool(error)
+        }
+        if let settled = try settledTwin(of: entry) {
+            guard let safe = try flag(entry, twinOf: settled) else { return .vanished }
+            return .flaggedTwin(safe)
         }
         switch spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize) {
         case .read(let body):
@@ -57,11 +64,10 @@ struct Claimer {
         }
     }
 
-    /// A file dropped straight into queued/ under the name of an entry that
-    /// already settled (sent, failed, needing attention) would replace it
-    /// and be sent under its key: it is flagged instead, unchanged, as
-    /// intake flags a different body under a used id.
-    private func flaggedAsTwin(_ entry: EntryName) throws(RoundError) -> FileName? {
+    /// The state of a settled entry (sent, failed, needing attention) of
+    /// the same name as the one just claimed, if any: then the claimed one
+    /// is a file dropped straight into queued/ under that name.
+    private func settledTwin(of entry: EntryName) throws(RoundError) -> SpoolState? {
         var settled: SpoolState?
         for state in [SpoolState.sent, .failed, .needsAttention] {
             do {
@@ -70,11 +76,17 @@ struct Claimer {
                 throw .spool(SpoolError(error))
             }
         }
-        guard let settled else { return nil }
+        return settled
+    }
+
+    /// A twin would replace the settled entry and be sent under its key:
+    /// it is flagged instead, unchanged, from `sending/`, as intake flags a
+    /// different body under a used id. Nil when it had vanished.
+    private func flag(_ entry: EntryName, twinOf settled: SpoolState) throws(RoundError) -> FileName? {
         let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: .now())
         do {
             return try flagger.flag(
-                entry.fileName,
+                entry.fileName, from: .sending,
                 reason: "\(settled.rawValue)/\(entry) already exists; a file dropped under an entry's name cannot "
                     + "replace it")
         } catch {
