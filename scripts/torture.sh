@@ -5,6 +5,10 @@
 #      to completion, and the promises checked: every record in sent/ exactly
 #      once, none in two states, no orphan in tmp/, every key received at
 #      least once, the sink stores each exactly once; duplicates per kill.
+#      Then the same with two workers on a shared spool (`shared = yes`,
+#      COURIER_WORKER_ID=w1 and w2), both rounds started together and each
+#      killed at its own random point; a kill counts when it landed; the
+#      same checks, sending/WORKER/ included.
 #   2. disk full for real: a spool on a small tmpfs filled up mid-round.
 # Usage: scripts/torture.sh [--records 5000] [--kills 50] [--binary PATH]
 set -euo pipefail
@@ -44,12 +48,16 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 
-echo "== kill -9: campaigns of $RECORDS records until $KILLS kills"
+# campaigns WORKERS: kill -9 campaigns with one worker (the spool as it
+# always was), or two on a shared spool; their campaigns are named s1, s2, …
+campaigns() {
+local workers=$1 prefix="" shared=""
+if [ "$workers" -eq 2 ]; then prefix=s; shared="shared = yes"; fi
 kills=0
 campaign=0
 report=""
 while [ "$kills" -lt "$KILLS" ]; do
-    campaign=$((campaign + 1))
+    campaign=$prefix$((${campaign#"$prefix"} + 1))
     spool="$work/spool-$campaign"
     cat > "$work/c$campaign.conf" <<CONF
 [courier]
@@ -57,6 +65,7 @@ spool = $spool
 device-id = torture
 settle = 0s
 notify = off
+$shared
 
 [subscriber sink]
 url = http://127.0.0.1:$port/records
@@ -76,7 +85,7 @@ PY
     before=$(wc -l < "$work/received.tsv" 2>/dev/null || echo 0)
     campaign_kills=0
     # Kill rounds at random points until the work is done or enough kills.
-    while [ "$kills" -lt "$KILLS" ]; do
+    while [ "$kills" -lt "$KILLS" ] && [ "$workers" -eq 1 ]; do
         "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null 2>&1 &
         pid=$!
         # Anywhere from intake to the middle of delivery: 10 to 409 ms.
@@ -88,8 +97,39 @@ PY
         wait "$pid" 2>/dev/null || true
         if [ -z "$(ls -A "$spool/queued")" ] && [ -z "$(ls -A "$spool/sending")" ]; then break; fi
     done
-    # Then rounds, unharmed, until everything is delivered.
-    for _ in 1 2 3; do "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null; done
+    # Two workers: both rounds start together, each is killed (timeout's
+    # KILL) at its own point, 10 to 409 ms in; a kill counts when the round
+    # was still running (exit 137). The work is done when queued/, sending/
+    # and every sending/WORKER/ hold no file.
+    while [ "$kills" -lt "$KILLS" ] && [ "$workers" -eq 2 ]; do
+        pids=()
+        for worker in w1 w2; do
+            COURIER_WORKER_ID=$worker timeout -s KILL "$(printf '0.%03d' $((RANDOM % 400 + 10)))" \
+                "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null 2>&1 &
+            pids+=($!)
+        done
+        for pid in "${pids[@]}"; do
+            status=0
+            wait "$pid" 2>/dev/null || status=$?
+            if [ "$status" -eq 137 ]; then
+                kills=$((kills + 1))
+                campaign_kills=$((campaign_kills + 1))
+            fi
+        done
+        if [ -z "$(find "$spool/queued" "$spool/sending" -type f)" ]; then break; fi
+    done
+    # Then rounds, unharmed, until everything is delivered (both workers at
+    # once on a shared spool).
+    for _ in 1 2 3; do
+        if [ "$workers" -eq 1 ]; then
+            "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null
+        else
+            COURIER_WORKER_ID=w1 "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null &
+            pid=$!
+            COURIER_WORKER_ID=w2 "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null
+            wait "$pid"
+        fi
+    done
     python3 - "$spool" "$work/received.tsv" "$work/sink/new" "$campaign" "$RECORDS" "$before" "$campaign_kills" <<'PY'
 import os, sys
 spool, received, stored, campaign, count, before, kills = sys.argv[1:8]
@@ -99,6 +139,13 @@ seen = {}
 for state in states:
     for name in os.listdir(os.path.join(spool, state)):
         if name.startswith("."):
+            continue
+        path = os.path.join(spool, state, name)
+        # A shared spool's sending/WORKER/: its claims are in sending/.
+        if state == "sending" and os.path.isdir(path):
+            for claim in os.listdir(path):
+                if not claim.startswith("."):
+                    seen.setdefault(claim, []).append(f"sending/{name}")
             continue
         seen.setdefault(name, []).append(state)
 expected = {f"t{campaign}-{i:06d}@sink.json" for i in range(count)}
@@ -124,7 +171,13 @@ print(f"campaign {campaign}: {count} records, {kills} kills, {len(keys)} request
 sys.exit(1 if problems else 0)
 PY
 done
-echo "total: $kills kills in $campaign campaigns"
+echo "total: $kills kills in ${campaign#"$prefix"} campaigns"
+}
+
+echo "== kill -9: campaigns of $RECORDS records until $KILLS kills"
+campaigns 1
+echo "== kill -9, two workers on a shared spool: campaigns of $RECORDS records until $KILLS kills"
+campaigns 2
 
 echo "== disk full for real"
 mkdir -p "$work/full"

@@ -25,13 +25,20 @@ struct Claimer {
         case vanished
     }
 
+    /// The rename decides, and only then is the entry looked at: on a
+    /// shared spool another worker may claim it, send it and settle it
+    /// between this pass reading its name and this claim, and its settled
+    /// file then is no twin.
     func claim(_ entry: EntryName) throws(RoundError) -> Claim {
-        if let safe = try flaggedAsTwin(entry) { return .flaggedTwin(safe) }
         do {
             try spool.move(entry.fileName, from: .queued, to: .sending)
         } catch {
             if case .rename(_, _, let errno) = error, errno == .noSuchFile { return .vanished }
             throw .spool(error)
+        }
+        if let settled = try settledTwin(of: entry) {
+            guard let safe = try flag(entry, twinOf: settled) else { return .vanished }
+            return .flaggedTwin(safe)
         }
         switch spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize) {
         case .read(let body):
@@ -57,33 +64,35 @@ struct Claimer {
         }
     }
 
-    /// A file dropped straight into queued/ under the name of an entry that
-    /// already settled (sent, failed, needing attention), or that another
-    /// worker of a shared spool is sending, would replace it and be sent
-    /// under its key: it is flagged instead, unchanged, as intake flags a
-    /// different body under a used id.
-    private func flaggedAsTwin(_ entry: EntryName) throws(RoundError) -> FileName? {
-        var settled: String?
+    /// Where a settled entry (sent, failed, needing attention) of the same
+    /// name as the one just claimed is, or another worker's claim of it on a
+    /// shared spool, if anywhere: then the claimed one is a file dropped
+    /// straight into queued/ under that name.
+    private func settledTwin(of entry: EntryName) throws(RoundError) -> String? {
         for state in [SpoolState.sent, .failed, .needsAttention] {
             do {
-                if try spool.directory(state).contains(entry.fileName) { settled = state.rawValue + "/" }
+                if try spool.directory(state).contains(entry.fileName) { return state.rawValue + "/" }
             } catch {
                 throw .spool(SpoolError(error))
             }
         }
         do {
-            if settled == nil, let folder = try spool.claimFolderElsewhere(holding: entry.fileName) {
-                settled = folder.displayPath
-            }
+            return try spool.claimFolderElsewhere(holding: entry.fileName).map { $0.displayPath + "/" }
         } catch {
             throw .spool(error)
         }
-        guard let settled else { return nil }
+    }
+
+    /// A twin would replace the settled entry (or another worker's claim)
+    /// and be sent under its key: it is flagged instead, unchanged, from
+    /// `sending/`, as intake flags a different body under a used id. Nil
+    /// when it had vanished.
+    private func flag(_ entry: EntryName, twinOf place: String) throws(RoundError) -> FileName? {
         let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: .now())
         do {
             return try flagger.flag(
-                entry.fileName,
-                reason: "\(settled)\(entry) already exists; a file dropped under an entry's name cannot "
+                entry.fileName, from: .sending,
+                reason: "\(place)\(entry) already exists; a file dropped under an entry's name cannot "
                     + "replace it")
         } catch {
             throw .spool(error)

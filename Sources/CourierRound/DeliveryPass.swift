@@ -189,10 +189,13 @@ final class DeliveryPass {
             }
         }
         // Read a little, start what that allows, and again, until every
-        // slot is busy or nothing is left.
-        var launched = true
-        while launched {
-            launched = false
+        // slot is busy or nothing is left. Entries taken and not sent (a
+        // twin flagged, a bad one set aside, a name gone: on a shared spool,
+        // to another worker) are progress too: with nothing in flight, the
+        // pass would otherwise wait a second for an answer before reading on.
+        var progressed = true
+        while progressed {
+            progressed = false
             try fill(while: {
                 configuration.subscribers.contains {
                     hasFreeSlot($0) && feed.waiting(for: $0.name) < wanted(by: $0)
@@ -206,11 +209,12 @@ final class DeliveryPass {
                 while hasFreeSlot(subscriber), feed.waiting(for: subscriber.name) > 0 {
                     // A batch waits to fill up while there is more to read.
                     if feed.waiting(for: subscriber.name) < wanted(by: subscriber) && !feed.isSaturated { break }
+                    // Takes at least one entry from the feed.
                     let items = try claimItems(for: subscriber)
                     if !items.isEmpty {
                         try launch(PendingRequest(items: items, subscriber: subscriber, attempt: 1, due: clock()))
-                        launched = true
                     }
+                    progressed = true
                 }
             }
         }

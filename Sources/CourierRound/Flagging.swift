@@ -2,31 +2,33 @@ import CourierPosix
 import CourierRecords
 import CourierSpool
 
-/// Flagging: a file in `queued/` that will not be taken moves, unchanged,
-/// to `needsAttention/invalid-TIME-NAME`, with its reason in the ledger
+/// Flagging: a file that will not be taken moves, unchanged, to
+/// `needsAttention/invalid-TIME-NAME`, with its reason in the ledger
 /// first (Postfix's cleanup bouncing a malformed message, but kept).
-/// Intake flags what it cannot take; a claim flags a file dropped under
-/// the name of an entry that already settled.
+/// Intake flags what it cannot take, from `queued/`; a claim flags a file
+/// dropped under the name of an entry that already settled, from
+/// `sending/`, once its rename has made it this round's.
 struct Flagger {
     let spool: Spool
     let ledger: Ledger
     let round: RoundID
     let now: Timestamp
 
-    /// The safe name the file got; nil when it had vanished.
-    func flag(_ name: FileName, reason: String) throws(SpoolError) -> FileName? {
+    /// The safe name the file got; nil when it had vanished. A claim flags
+    /// from `sending/`, what it claimed; intake from `queued/`.
+    func flag(_ name: FileName, from state: SpoolState = .queued, reason: String) throws(SpoolError) -> FileName? {
         let safe = try FlaggedName.make(for: name, at: now, in: spool.directory(.needsAttention))
         try ledger.append(
             LedgerLine(
                 time: now, round: round.value, subscriber: "-", key: safe.description, event: .invalid,
                 detail: "\(reason) (dropped as \(FlaggedName.printable(name)))"))
         do {
-            try spool.move(name, from: .queued, to: .needsAttention, as: safe)
+            try spool.move(name, from: state, to: .needsAttention, as: safe)
         } catch {
             if case .rename(_, _, let errno) = error, errno == .noSuchFile { return nil }
             throw error
         }
-        try spool.sync([.queued, .needsAttention])
+        try spool.sync([state, .needsAttention])
         return safe
     }
 }

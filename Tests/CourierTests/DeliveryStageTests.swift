@@ -104,6 +104,29 @@ final class ScriptedTransport: Transport {
         #expect(try spool.names(in: .sent) == ["r@alpha.json"])
     }
 
+    @Test("entries claimed and not sent, such as twins of settled entries, cost the pass no wait for answers")
+    func entriesNotSentCostNoWait() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let ids = ["t1", "t2", "t3"]
+        try Self.queue(spool, ids, subscriber: "alpha")
+        for id in ids {
+            try spool.spool.deliverNewFile(
+                Array(#"{"id":"\#(id)","kind":"sleep"}"#.utf8), named: FileName("\(id)@alpha.json"), into: .sent)
+        }
+        let clock = FakeClock()
+        let started = clock.now
+        let transport = ScriptedTransport(clock: clock) { _, _ in ScriptedTransport.response(201) }
+        let summary = try Self.pass(spool, mode: .background, transport: transport).run()
+
+        #expect(summary.invalid == 3)
+        #expect(transport.started.isEmpty)
+        // With nothing in flight, an entry that was not sent led the pass to
+        // wait up to a second for an answer before it read on.
+        #expect(clock.now - started < .milliseconds(100), "the pass waited \(clock.now - started)")
+        #expect(try spool.names(in: .sending).isEmpty)
+        #expect(try spool.names(in: .needsAttention).filter { $0.hasPrefix("invalid-") }.count == 3)
+    }
+
     @Test("a background round never retries")
     func backgroundRoundsTryOnce() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])

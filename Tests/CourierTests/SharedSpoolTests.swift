@@ -141,6 +141,32 @@ import Testing
         #expect(lines.filter { $0.event == .duplicate }.isEmpty)
     }
 
+    @Test("an entry another worker claimed and sent after this worker listed it is passed over, not flagged as a twin")
+    func anEntryAnotherWorkerSentIsPassedOver() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let entry = try #require(EntryName(fileName: FileName("k@alpha.json")))
+        try spool.spool.deliverNewFile(Array(#"{"id":"k","kind":"sleep"}"#.utf8), named: entry.fileName, into: .queued)
+        let mine = try Spool(path: spool.path)
+        try mine.join(as: WorkerID("w1"))
+        // w1's pass has read the name in queued/; w2 renames the entry into
+        // its sending/w2/, sends it and settles it in sent/ before w1 claims.
+        let other = try Spool(path: spool.path)
+        try other.join(as: WorkerID("w2"))
+        try other.move(entry.fileName, from: .queued, to: .sending)
+        try other.move(entry.fileName, from: .sending, to: .sent)
+
+        let claimer = Claimer(
+            spool: mine, configuration: Self.configuration(spool, worker: "w1"),
+            ledger: Ledger(directory: mine.ledgerDirectory, worker: mine.worker), round: RoundID.make(at: .now()),
+            log: .silent)
+        guard case .vanished = try claimer.claim(entry) else { throw TestFailure("w1 did not pass over k") }
+        let invalid = try spool.ledger().filter { $0.event == .invalid }
+        #expect(invalid.isEmpty, "w1 flagged a file that was never there: \(invalid.map(\.detail))")
+        #expect(try spool.names(in: .sent) == ["k@alpha.json"])
+        #expect(try spool.names(in: .needsAttention).isEmpty)
+        #expect(try mine.claims(of: FileName("w1")) == 0)
+    }
+
     @Test("shared = yes needs a worker id: a device-id that cannot name one is refused, naming the key")
     func theWorkerIDIsChecked() throws {
         let directory = TemporaryDirectory("shared-config")
