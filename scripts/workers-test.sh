@@ -104,7 +104,7 @@ PY
 
 # worker ID CONF PHASE: rounds of worker ID in a loop until PHASE/stop.
 # Until PHASE/calm exists, seven rounds in eight are killed (kill -9, by
-# timeout's KILL) 100 to 1099 ms after they start: at startup, recovery,
+# timeout's KILL) 50 to 799 ms after they start: at startup, recovery,
 # intake, delivery, commit or a dead worker's recovery, wherever the
 # round is. A kill counts only when it landed (exit 137) and is noted in
 # PHASE/kills with the round it killed (from the round's --verbose
@@ -119,7 +119,7 @@ worker() {
         limit=300
         if [ ! -e "$phase/calm" ] && [ $((RANDOM % 8)) -ne 0 ]; then
             killing=1
-            ms=$((RANDOM % 1000 + 100))
+            ms=$((RANDOM % 750 + 50))
             limit=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
         fi
         status=0
@@ -324,9 +324,10 @@ phase="$work/phase-kill"
 mkdir -p "$phase"
 make_spool kill
 start_workers "$phase" "$work/kill.conf" "$WORKERS"
-# Four waves, each at least 2 s after the last: the next when a quarter of
-# the kills have landed, or sooner when the workers have delivered
-# everything so far (a kill lands only on a round with work to do).
+# Four waves, each at least 2 s after the last: the 2nd, 3rd and 4th when
+# 27%, 53% and 80% of the kills have landed, or sooner when the workers
+# have delivered everything so far (a kill lands only on a round with work
+# to do); the last fifth of the kills falls on the last wave.
 waves=4
 wave=0
 dropped=0
@@ -338,7 +339,7 @@ while [ "$wave" -lt "$waves" ] || [ "$kills" -lt "$KILLS" ]; do
     idle=0
     if [ "$(left "$work/kill")" -eq 0 ] && [ "$(sent "$work/kill")" -eq "$dropped" ]; then idle=1; fi
     if [ "$wave" -lt "$waves" ] && [ $((SECONDS - last_wave)) -ge 2 ] \
-        && { [ "$kills" -ge $((wave * KILLS / waves)) ] || [ "$idle" -eq 1 ]; }; then
+        && { [ "$kills" -ge $((wave * KILLS * 4 / 5 / (waves - 1))) ] || [ "$idle" -eq 1 ]; }; then
         size=$(((RECORDS - dropped) / (waves - wave)))
         drop "$work/kill" w "$dropped" "$size"
         dropped=$((dropped + size))
