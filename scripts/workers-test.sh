@@ -317,6 +317,8 @@ if problems:
 PY
 }
 
+# Extra waves may add to RECORDS below; the records/s part drops this many.
+BENCH_RECORDS=$RECORDS
 started=$SECONDS
 echo "== kill -9: $RECORDS records in waves, $WORKERS workers on a shared spool, until $KILLS kills (sink store: $sink_dir)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
@@ -346,9 +348,16 @@ while [ "$wave" -lt "$waves" ] || [ "$kills" -lt "$KILLS" ]; do
         wave=$((wave + 1))
         last_wave=$SECONDS
         echo "wave $wave: $size records dropped after $kills kills ($((SECONDS - started)) s)"
-    elif [ "$wave" -eq "$waves" ] && [ "$idle" -eq 1 ]; then
-        echo "FAILED: all $RECORDS records delivered after only $kills of $KILLS kills" >&2
-        exit 1
+    elif [ "$wave" -ge "$waves" ] && [ "$idle" -eq 1 ] && [ $((SECONDS - last_wave)) -ge 2 ]; then
+        # The workers delivered everything before enough kills landed (a
+        # kill lands only on a round with work): another wave, counted in.
+        size=$((BENCH_RECORDS / 10))
+        drop "$work/kill" w "$dropped" "$size"
+        dropped=$((dropped + size))
+        RECORDS=$dropped
+        wave=$((wave + 1))
+        last_wave=$SECONDS
+        echo "wave $wave (extra): $size records dropped after $kills kills ($((SECONDS - started)) s)"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
         echo "FAILED: only $kills of $KILLS kills landed in 300 s ($(sent "$work/kill") sent)" >&2
@@ -384,6 +393,7 @@ echo "checks after $kills kills ($((SECONDS - started)) s):"
 check "$work/kill" w "$phase"
 echo "total: $kills kills of $WORKERS workers, $RECORDS records, $((SECONDS - started)) s"
 
+RECORDS=$BENCH_RECORDS
 echo "== records/s: $RECORDS records, 1 worker and 2 workers, no kills, the same sink"
 table="workers  records  seconds  records/s  courier CPU s  load before  load after"
 for count in 1 2; do
