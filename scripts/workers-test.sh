@@ -3,14 +3,16 @@
 # proved against `courier sink` on 127.0.0.1:
 #   1. kill -9: RECORDS records dropped in 40 waves over about 20 s (the
 #      maildir way: tmp/, then rename into queued/) while WORKERS workers
-#      (COURIER_WORKER_ID=w1..) run rounds in loops; most rounds are killed
-#      at a random moment until KILLS kills and the last wave, then rounds
-#      run unharmed to the end. Checked: every
-#      record in exactly one state folder, sent/; sending/ and every
-#      sending/WORKER/ empty; tmp/ empty; the sink stored each key exactly
-#      once (requests per key reported: a kill may resend, with the same
-#      key); every line of every ledger/*.tsv whole; one `accepted` line per
-#      key across all the workers' ledger files.
+#      (COURIER_WORKER_ID=w1..) run rounds in loops, every other round
+#      killed at a random moment, until the last wave and KILLS kills; then
+#      rounds run unharmed to the end. Checked: every record in exactly one
+#      state folder, sent/; sending/ and every sending/WORKER/ empty; tmp/
+#      empty; the sink received every key and stored each exactly once (one
+#      201, one new/KEY.json; requests per key reported: a kill may resend,
+#      with the same key); every line of every ledger/*.tsv whole; one
+#      `accepted` line per key across the workers' ledger files (a second
+#      only after a round killed between its ledger lines and its renames);
+#      no invalid or needsAttention line.
 #   2. records/s with 1 worker and with 2, RECORDS records each, no kills,
 #      the same sink, the same checks.
 # Usage: scripts/workers-test.sh [--records 20000] [--kills 40] [--workers 4] [--binary PATH] [--keep]
