@@ -98,13 +98,15 @@ PY
         if [ -z "$(ls -A "$spool/queued")" ] && [ -z "$(ls -A "$spool/sending")" ]; then break; fi
     done
     # Two workers: both rounds start together, each is killed (timeout's
-    # KILL) at its own point, 10 to 409 ms in; a kill counts when the round
-    # was still running (exit 137). The work is done when queued/, sending/
-    # and every sending/WORKER/ hold no file.
+    # KILL; --foreground, so that timeout reaps it at once rather than leave
+    # init a zombie whose tmp/ files count as a live writer's) at its own
+    # point, 10 to 409 ms in; a kill counts when the round was still running
+    # (exit 137). The work is done when queued/, sending/ and every
+    # sending/WORKER/ hold no file.
     while [ "$kills" -lt "$KILLS" ] && [ "$workers" -eq 2 ]; do
         pids=()
         for worker in w1 w2; do
-            COURIER_WORKER_ID=$worker timeout -s KILL "$(printf '0.%03d' $((RANDOM % 400 + 10)))" \
+            COURIER_WORKER_ID=$worker timeout --foreground -s KILL "$(printf '0.%03d' $((RANDOM % 400 + 10)))" \
                 "$BINARY" --config "$work/c$campaign.conf" --quiet run >/dev/null 2>&1 &
             pids+=($!)
         done

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Several workers on one shared spool (docs/design.md §1, "Several workers"),
 # proved against `courier sink` on 127.0.0.1:
-#   1. kill -9: RECORDS records dropped in waves (the maildir way: tmp/, then
-#      rename into queued/) while WORKERS workers (COURIER_WORKER_ID=w1..)
-#      run rounds in loops; most rounds are killed at a random moment until
-#      KILLS kills, then rounds run unharmed to the end. Checked: every
-#      record in exactly one state folder, sent/; sending/ and every
-#      sending/WORKER/ empty; tmp/ empty; the sink stored each key exactly
-#      once (requests per key reported: a kill may resend, with the same
-#      key); every line of every ledger/*.tsv whole; one `accepted` line per
-#      key across all the workers' ledger files.
+#   1. kill -9: RECORDS records dropped in 40 waves over about 20 s (the
+#      maildir way: tmp/, then rename into queued/) while WORKERS workers
+#      (COURIER_WORKER_ID=w1..) run rounds in loops, every other round
+#      killed at a random moment, until the last wave and KILLS kills; then
+#      rounds run unharmed to the end. Checked: every record in exactly one
+#      state folder, sent/; sending/ and every sending/WORKER/ empty; tmp/
+#      empty; the sink received every key and stored each exactly once (one
+#      201, one new/KEY.json; requests per key reported: a kill may resend,
+#      with the same key); every line of every ledger/*.tsv whole; one
+#      `accepted` line per key across the workers' ledger files (a second
+#      only after a round killed between its ledger lines and its renames);
+#      no invalid or needsAttention line.
 #   2. records/s with 1 worker and with 2, RECORDS records each, no kills,
 #      the same sink, the same checks.
 # Usage: scripts/workers-test.sh [--records 20000] [--kills 40] [--workers 4] [--binary PATH] [--keep]
@@ -87,52 +90,80 @@ CONF
     "$BINARY" --config "$work/$1.conf" init >/dev/null
 }
 
-# drop SPOOL PREFIX FROM COUNT: records PREFIX-FROM.. written into tmp/ and
-# renamed into queued/, as a producer following the maildir rule does.
+# drop SPOOL PREFIX COUNT [WAVES INTERVAL PROGRESS]: records PREFIX-000000..
+# written into tmp/ and renamed into queued/, as a producer following the
+# maildir rule does; in WAVES waves, one every INTERVAL seconds (or back to
+# back when writing one takes longer), the number dropped so far written
+# to PROGRESS after each.
 drop() {
     python3 - "$@" <<'PY'
-import json, os, sys
-spool, prefix, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-for i in range(first, first + count):
-    name = f"{prefix}-{i:06d}.json"
-    body = json.dumps({"id": f"{prefix}-{i:06d}", "kind": "sleep", "data": {"n": i, "pad": "x" * 300}})
-    with open(os.path.join(spool, "tmp", name), "w") as f:
-        f.write(body)
-    os.rename(os.path.join(spool, "tmp", name), os.path.join(spool, "queued", name))
+import json, os, sys, time
+spool, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+waves, interval = (int(sys.argv[4]), float(sys.argv[5])) if len(sys.argv) > 5 else (1, 0.0)
+progress = sys.argv[6] if len(sys.argv) > 6 else None
+start = time.monotonic()
+dropped = 0
+for wave in range(waves):
+    size = (count - dropped) // (waves - wave)
+    for i in range(dropped, dropped + size):
+        name = f"{prefix}-{i:06d}.json"
+        body = json.dumps({"id": f"{prefix}-{i:06d}", "kind": "sleep", "data": {"n": i, "pad": "x" * 300}})
+        with open(os.path.join(spool, "tmp", name), "w") as f:
+            f.write(body)
+        os.rename(os.path.join(spool, "tmp", name), os.path.join(spool, "queued", name))
+    dropped += size
+    if progress:
+        with open(progress + ".new", "w") as f:
+            f.write(f"{dropped}\n")
+        os.rename(progress + ".new", progress)
+    time.sleep(max(0.0, start + (wave + 1) * interval - time.monotonic()))
 PY
 }
 
 # worker ID CONF PHASE: rounds of worker ID in a loop until PHASE/stop.
-# Until PHASE/calm exists, seven rounds in eight are killed (kill -9, by
-# timeout's KILL) 50 to 799 ms after they start: at startup, recovery,
-# intake, delivery, commit or a dead worker's recovery, wherever the
-# round is. A kill counts only when it landed (exit 137) and is noted in
-# PHASE/kills with the round it killed (from the round's --verbose
-# "started" line). Any other failing exit is noted in PHASE/failures; an
-# unharmed round has 300 s.
+# Until PHASE/calm exists, every other round is killed (kill -9) at a
+# random point of its life: 20 ms in, up to 6/5 of how long this worker's
+# last finished round took (at least 100 ms), so that kills land whether
+# the machine takes a wave in 100 ms or in 3 s: at startup, recovery,
+# intake, delivery, commit or a dead worker's recovery, wherever the round
+# is. timeout sends the KILL; with --foreground it lives on and reaps the
+# round at once (an orphan left to init can stay a zombie for a while, and
+# a zombie's tmp/ files count as a live writer's). A kill counts only when
+# it landed (exit 137) and is noted in PHASE/kills with the round it
+# killed (from the round's --verbose "started" line). Any other failing
+# exit is noted in PHASE/failures; an unharmed round has 300 s.
 worker() {
-    local id=$1 conf=$2 phase=$3 n=0 status ms limit killing log TIMEFORMAT='%3U %3S'
+    local id=$1 conf=$2 phase=$3 n=0 status ms span limit killing log began took last=100
+    local TIMEFORMAT='%3U %3S'
     while [ ! -e "$phase/stop" ]; do
         n=$((n + 1))
         log="$phase/logs/$id.$n"
         killing=0
         limit=300
-        if [ ! -e "$phase/calm" ] && [ $((RANDOM % 8)) -ne 0 ]; then
+        if [ ! -e "$phase/calm" ] && [ $((RANDOM % 2)) -eq 0 ]; then
             killing=1
-            ms=$((RANDOM % 750 + 50))
+            echo "$id" >> "$phase/attempts"
+            span=$((last * 6 / 5))
+            ms=$((20 + RANDOM % (span > 100 ? span : 100)))
             limit=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
         fi
         status=0
+        began=${EPOCHREALTIME/./}
         # time: the round's CPU seconds, user and system, into PHASE/cpu.
-        { time COURIER_WORKER_ID=$id timeout -s KILL "$limit" "$BINARY" --config "$conf" --verbose run \
-            >/dev/null 2>"$log" || status=$?; } 2>>"$phase/cpu"
+        { time COURIER_WORKER_ID=$id timeout --foreground -s KILL "$limit" \
+            "$BINARY" --config "$conf" --verbose run >/dev/null 2>"$log" || status=$?; } 2>>"$phase/cpu"
+        took=$(((${EPOCHREALTIME/./} - began) / 1000))
         if [ "$status" -eq 137 ] && [ "$killing" -eq 1 ]; then
             round=$(sed -n 's/^courier: round \([^ ]*\) (.*) started on .*/\1/p' "$log")
             echo "$id ${ms}ms ${round:--}" >> "$phase/kills"
+        elif [ "$status" -eq 124 ] && [ "$killing" -eq 1 ] && grep -q '^courier: round .* finished in' "$log"; then
+            # The KILL came as the finished round was exiting: no kill.
+            :
         elif [ "$status" -ne 0 ]; then
             echo "$id round $n: exit $status: $(grep -v '^courier: sent ' "$log" | tail -3 | tr '\n' ' ')" \
                 >> "$phase/failures"
         else
+            last=$took
             # A round that finished: the next after a pause, as a timer
             # would start it, rather than a busy loop of empty rounds.
             sleep 0.2
@@ -144,7 +175,7 @@ worker() {
 # start_workers PHASE CONF COUNT: COUNT worker loops, w1.., on CONF.
 start_workers() {
     mkdir -p "$1/logs"
-    touch "$1/kills" "$1/failures" "$1/cpu"
+    touch "$1/kills" "$1/attempts" "$1/failures" "$1/cpu"
     for i in $(seq "$3"); do
         worker "w$i" "$2" "$1" 2>>"$1/loop-w$i.err" &
         loops+=($!)
@@ -317,8 +348,6 @@ if problems:
 PY
 }
 
-# Extra waves may add to RECORDS below; the records/s part drops this many.
-BENCH_RECORDS=$RECORDS
 started=$SECONDS
 echo "== kill -9: $RECORDS records in waves, $WORKERS workers on a shared spool, until $KILLS kills (sink store: $sink_dir)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
@@ -326,45 +355,38 @@ phase="$work/phase-kill"
 mkdir -p "$phase"
 make_spool kill
 start_workers "$phase" "$work/kill.conf" "$WORKERS"
-# Four waves, each at least 2 s after the last: the 2nd, 3rd and 4th when
-# 27%, 53% and 80% of the kills have landed, or sooner when the workers
-# have delivered everything so far (a kill lands only on a round with work
-# to do); the last fifth of the kills falls on the last wave.
-waves=4
-wave=0
-dropped=0
-last_wave=-10
+# The records arrive while the workers run, in 40 waves, one every half
+# second: the kills fall on rounds with work for as long as records arrive
+# (about 20 s), however fast the machine delivers them. The kills go on
+# past the last wave until KILLS have landed.
+waves=40
+echo 0 > "$phase/dropped"
+drop "$work/kill" w "$RECORDS" "$waves" 0.5 "$phase/dropped" &
+dropper=$!
+loops+=("$dropper")
 deadline=$((SECONDS + 300))
 kills=0
-while [ "$wave" -lt "$waves" ] || [ "$kills" -lt "$KILLS" ]; do
+quarter=0
+while :; do
     kills=$(wc -l < "$phase/kills")
-    idle=0
-    if [ "$(left "$work/kill")" -eq 0 ] && [ "$(sent "$work/kill")" -eq "$dropped" ]; then idle=1; fi
-    if [ "$wave" -lt "$waves" ] && [ $((SECONDS - last_wave)) -ge 2 ] \
-        && { [ "$kills" -ge $((wave * KILLS * 4 / 5 / (waves - 1))) ] || [ "$idle" -eq 1 ]; }; then
-        size=$(((RECORDS - dropped) / (waves - wave)))
-        drop "$work/kill" w "$dropped" "$size"
-        dropped=$((dropped + size))
-        wave=$((wave + 1))
-        last_wave=$SECONDS
-        echo "wave $wave: $size records dropped after $kills kills ($((SECONDS - started)) s)"
-    elif [ "$wave" -ge "$waves" ] && [ "$idle" -eq 1 ] && [ $((SECONDS - last_wave)) -ge 2 ]; then
-        # The workers delivered everything before enough kills landed (a
-        # kill lands only on a round with work): another wave, counted in.
-        size=$((BENCH_RECORDS / 10))
-        drop "$work/kill" w "$dropped" "$size"
-        dropped=$((dropped + size))
-        RECORDS=$dropped
-        wave=$((wave + 1))
-        last_wave=$SECONDS
-        echo "wave $wave (extra): $size records dropped after $kills kills ($((SECONDS - started)) s)"
+    dropped=$(cat "$phase/dropped")
+    while [ "$dropped" -ge $(((quarter + 1) * RECORDS / 4)) ]; do
+        quarter=$((quarter + 1))
+        echo "$((quarter * RECORDS / 4)) records dropped, $(sent "$work/kill") sent, $kills kills ($((SECONDS - started)) s)"
+    done
+    if [ "$dropped" -eq "$RECORDS" ] && [ "$kills" -ge "$KILLS" ]; then break; fi
+    if [ "$dropped" -eq "$RECORDS" ] && [ "$(left "$work/kill")" -eq 0 ] && [ "$(sent "$work/kill")" -eq "$RECORDS" ]
+    then
+        echo "FAILED: all $RECORDS records delivered after only $kills of $KILLS kills" >&2
+        exit 1
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-        echo "FAILED: only $kills of $KILLS kills landed in 300 s ($(sent "$work/kill") sent)" >&2
+        echo "FAILED: only $kills of $KILLS kills landed in 300 s ($dropped dropped, $(sent "$work/kill") sent)" >&2
         exit 1
     fi
     sleep 0.2
 done
+wait "$dropper"
 touch "$phase/calm"
 echo "$kills kills in $((SECONDS - started)) s; rounds now run unharmed"
 drain "$work/kill" "$phase" 300
@@ -382,7 +404,7 @@ for i in $(seq "$WORKERS"); do
 done
 kills=$(wc -l < "$phase/kills")
 echo "kills per worker: $(cut -d' ' -f1 "$phase/kills" | sort | uniq -c | awk '{printf "%s %s  ", $2, $1}')"
-echo "killed before the round's first line: $(awk '$3 == "-"' "$phase/kills" | wc -l)"
+echo "kill attempts: $(wc -l < "$phase/attempts"), landed: $kills, of which before the round's first line: $(awk '$3 == "-"' "$phase/kills" | wc -l)"
 if [ -s "$phase/failures" ]; then
     echo "FAILED: rounds that failed other than by a kill:"
     cat "$phase/failures"
@@ -393,7 +415,6 @@ echo "checks after $kills kills ($((SECONDS - started)) s):"
 check "$work/kill" w "$phase"
 echo "total: $kills kills of $WORKERS workers, $RECORDS records, $((SECONDS - started)) s"
 
-RECORDS=$BENCH_RECORDS
 echo "== records/s: $RECORDS records, 1 worker and 2 workers, no kills, the same sink"
 table="workers  records  seconds  records/s  courier CPU s  load before  load after"
 for count in 1 2; do
@@ -401,7 +422,7 @@ for count in 1 2; do
     mkdir -p "$phase"
     make_spool "bench$count"
     touch "$phase/calm"
-    drop "$work/bench$count" "b$count" 0 "$RECORDS"
+    drop "$work/bench$count" "b$count" "$RECORDS"
     load_before=$(cut -d' ' -f1 /proc/loadavg)
     begin=$(date +%s.%N)
     start_workers "$phase" "$work/bench$count.conf" "$count"
