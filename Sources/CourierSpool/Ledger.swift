@@ -74,14 +74,35 @@ public final class Ledger {
         try append([line])
     }
 
+    /// A file that does not end in a newline was left by a writer that
+    /// died inside its write (kill -9 cuts a write(2) short), or could not
+    /// take a failed one back. Under the file's flock nobody is writing, so
+    /// the part line is nobody's: it goes, back to the last newline, and
+    /// the file holds whole lines only. (Lines are far shorter than the 8
+    /// KiB looked at; failing that, the next write starts on a new line.)
+    /// Returns where the next write begins.
+    private static func dropTornTail(of file: FileDescriptor, size: Int) throws(SystemError) -> Int {
+        let from = max(0, size - 8192)
+        let tail = try file.read(from: from, upTo: size - from)
+        if let newline = tail.lastIndex(of: 0x0A) {
+            try file.truncate(to: from + newline + 1)
+            return from + newline + 1
+        }
+        if from == 0 {
+            try file.truncate(to: 0)
+            return 0
+        }
+        try file.write([0x0A])
+        return size + 1
+    }
+
     private func write(_ bytes: [UInt8], to file: FileDescriptor) throws(SpoolError) {
         let result: Result<Void, SystemError> = file.whileLocked { () -> Result<Void, SystemError> in
             var start = 0
             do throws(SystemError) {
                 start = try file.status().size
                 if mayEndTorn, start > 0, try file.byte(at: start - 1) != 0x0A {
-                    try file.write([0x0A])
-                    start += 1
+                    start = try Self.dropTornTail(of: file, size: start)
                 }
                 mayEndTorn = false
                 if let tear = faults?.tear(.write) {

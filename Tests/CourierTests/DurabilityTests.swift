@@ -42,13 +42,14 @@ import Testing
         LedgerLine(time: time, round: "r", subscriber: "alpha", key: key, event: .sent, detail: "ok")
     }
 
-    @Test("a ledger that ends in half a line gets whole lines after it")
+    @Test("the half line a dead writer left at a ledger's end is taken away: the file holds whole lines only")
     func aTornLastLineDoesNotSwallowTheNextOne() throws {
         let spool = try TemporarySpool()
         let ledger = Ledger(directory: spool.spool.ledgerDirectory)
         try ledger.append(Self.line("first"))
         let path = try Self.dayFile(spool)
-        // What a full disk leaves: the start of a line and no newline.
+        // What kill -9 in the middle of a write(2) leaves: the start of a
+        // line and no newline.
         let handle = try #require(FileHandle(forWritingAtPath: path))
         handle.seekToEndOfFile()
         handle.write(Data("2026-11-30T07:00:00Z\tr\talpha\ttorn\tse".utf8))
@@ -59,7 +60,10 @@ import Testing
         var keys: [String] = []
         let malformed = try Ledger.read(from: spool.spool.ledgerDirectory) { keys.append($0.key) }
         #expect(keys == ["first", "after"])
-        #expect(malformed == 1, "the torn line is counted, and only it")
+        #expect(malformed == 0, "no torn line is left in the file")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(
+            !text.contains("torn") && text.split(separator: "\n").allSatisfy { $0.split(separator: "\t").count == 9 })
     }
 
     @Test("a failed append leaves the ledger as it was, ending in a whole line")
