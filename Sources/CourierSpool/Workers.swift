@@ -94,15 +94,16 @@ extension Spool {
         } catch {
             throw SpoolError(error)
         }
-        var names = Set(
-            lockNames.map(\.description).filter { $0.hasSuffix(".lock") }.map { String($0.dropLast(5)) })
-        for name in sendingNames where try claims(of: name) != nil { names.insert(name.description) }
+        // Each worker's claims, counted once; a lock alone means none.
+        var claimed: [String: Int] = [:]
+        for name in lockNames.map(\.description) where name.hasSuffix(".lock") { claimed[String(name.dropLast(5))] = 0 }
+        for name in sendingNames {
+            if let count = try claims(of: name) { claimed[name.description] = count }
+        }
         var found: [WorkerState] = []
-        for name in names.sorted() {
+        for (name, count) in claimed.sorted(by: { $0.key < $1.key }) {
             guard let id = try? WorkerID(name) else { continue }
-            found.append(
-                WorkerState(
-                    worker: id, alive: try isRunning(name, in: folder), claims: try claims(of: FileName(name)) ?? 0))
+            found.append(WorkerState(worker: id, alive: try isRunning(name, in: folder), claims: count))
         }
         return found
     }
