@@ -1,6 +1,7 @@
 import CourierConfig
 import CourierOperations
 import CourierSpool
+import CourierSupport
 import Foundation
 
 /// What every command shares: the global options and how they find the
@@ -57,14 +58,24 @@ struct Invocation {
         return try configuration(readingSecrets: false).spool
     }
 
-    /// On a shared spool the handle is this worker's: its ledger lines go
-    /// to its own day files (`YYYY-MM-DD.WORKER.tsv`).
-    func openSpool() throws(CLIError) -> Spool {
+    /// The spool of a command that only reads it: never joined as a worker,
+    /// so it creates nothing and changes nothing (a plain `Spool` cannot).
+    func readSpool() throws(CLIError) -> Spool {
         let path = try spoolLocation()
+        do { return try Spool(path: path) } catch { throw .spool(error) }
+    }
+
+    /// The one session of a command that changes the spool. On a shared
+    /// spool it is this process's worker, so its lines go to the worker's
+    /// own day files (`YYYY-MM-DD.WORKER.tsv`) and its serial lock is real;
+    /// every line passes the configuration's redactor. `configuration` is
+    /// nil only when no file exists and `--spool` names the spool.
+    func openSession(_ configuration: Configuration?) throws(CLIError) -> SpoolSession {
+        let path: String
+        if let configuration { path = configuration.spool } else { path = try spoolLocation() }
         do {
-            let spool = try Spool(path: path)
-            if let worker = (try? configurationIfAny(readingSecrets: false))??.worker { try spool.join(as: worker) }
-            return spool
+            return try SpoolSession(
+                path: path, worker: configuration?.worker, redactor: configuration?.redactor ?? Redactor(), log: log)
         } catch {
             throw .spool(error)
         }
@@ -73,11 +84,11 @@ struct Invocation {
     /// Rewrites `metrics-file` after a command moved items, so the file
     /// never lags behind the spool until the next round. Failing to is a
     /// warning: the command did its work.
-    func refreshMetrics(_ configuration: Configuration?, spool: Spool) {
+    func refreshMetrics(_ configuration: Configuration?, session: SpoolSession) {
         guard let configuration, let path = configuration.metricsFile else { return }
         do {
             try MetricsFile(
-                path: path, spool: spool, catalogs: configuration.catalogs.map(\.name),
+                path: path, session: session, catalogs: configuration.catalogs.map(\.name),
                 subscribers: configuration.subscribers.map(\.name)
             ).refresh()
         } catch {

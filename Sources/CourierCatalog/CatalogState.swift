@@ -121,11 +121,17 @@ public struct CatalogState: Codable, Sendable, Equatable {
         return state
     }
 
-    func save(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) {
+    func save(_ catalog: SubscriberName, in session: SpoolSession) throws(SpoolError) {
+        try session.commit(Transition(newFiles: [file(catalog)]))
+    }
+
+    /// The state as the file that keeps it, for a commit.
+    func file(_ catalog: SubscriberName) -> Transition.NewFile {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings and numbers cannot fail.
-        guard let data = try? encoder.encode(self) else { return }
-        try spool.writeControlFile(Self.fileName(catalog), Array(data) + [0x0A])
+        let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
+        return Transition.NewFile(
+            Array(data) + [0x0A], as: FileName(Self.fileName(catalog)), in: .control, replacing: true)
     }
 }

@@ -119,44 +119,47 @@ struct CatalogPage {
 }
 
 /// Where a catalog sync keeps what it fetched: `catalogs/NAME/ID.json`, the
-/// page journal and, during a full sync, the ids seen so far, both in
-/// `.courier/`. Each page is journalled, then applied, then the state
-/// advances; a crash anywhere is repaired by replaying the journal
-/// (upserts and deletes are idempotent).
+/// page journal and, during a full sync, the ids applied so far, both in
+/// `.courier/`. Each page is journalled, then applied in one transition
+/// that also advances the state and drops the journal; a crash anywhere is
+/// repaired by replaying the journal (upserts and deletes are idempotent).
 struct CatalogStore {
-    let spool: Spool
+    let session: SpoolSession
     let catalog: Catalog
     let log: EventLog
-    let ledger: Ledger
     let directory: DirectoryHandle
 
-    init(spool: Spool, catalog: Catalog, log: EventLog, ledger: Ledger) throws(CatalogError) {
-        self.spool = spool
+    init(session: SpoolSession, catalog: Catalog, log: EventLog) throws(CatalogError) {
+        self.session = session
         self.catalog = catalog
         self.log = log
-        self.ledger = ledger
-        self.directory = try Self.catalogDirectory(spool, catalog)
+        do { directory = try session.folder(.catalog(catalog.name)) } catch { throw .spool(error) }
     }
 
     private var journalName: FileName { FileName("catalog-\(catalog.name).page") }
-    /// The ids a full sync in progress has received, one per line.
+    /// The ids a full sync in progress has applied, one per line (record
+    /// ids hold no newline).
     private var seenName: FileName { FileName("catalog-\(catalog.name).seen") }
+
+    private func commit(_ transition: Transition) throws(CatalogError) {
+        do { try session.commit(transition) } catch { throw .spool(error) }
+    }
 
     /// A new sync starts with no ids seen.
     func forgetSeen() throws(CatalogError) {
-        do { try spool.control.remove(seenName) } catch { throw .spool(SpoolError(error)) }
+        try commit(Transition(removals: [.init(seenName, in: .control)]))
     }
 
     /// The page as fetched, before any of it is applied.
     func writeJournal(_ page: CatalogPage) throws(CatalogError) {
-        do { try spool.writeControlFile(journalName.description, page.raw) } catch { throw .spool(error) }
+        try commit(Transition(newFiles: [.init(page.raw, as: journalName, in: .control, replacing: true)]))
     }
 
     /// A page fetched but perhaps not wholly applied when a sync died:
     /// apply it again (idempotently) and advance as the sync would have.
     func replayJournal(state: inout CatalogState) throws(CatalogError) {
         let journal: [UInt8]?
-        do { journal = try spool.controlFile(journalName.description) } catch { throw .spool(error) }
+        do { journal = try session.spool.controlFile(journalName.description) } catch { throw .spool(error) }
         guard let raw = journal else { return }
         var ignored = CatalogSyncReport(session: RoundID(value: "replay"))
         // A journal is written whole (tmp/, fsync, rename), so one that does
@@ -165,75 +168,54 @@ struct CatalogStore {
         if let page = try? CatalogPage.parse(raw, catalog: catalog, url: "journal", page: 0) {
             try applyAndAdvance(page, state: &state, report: &ignored)
         } else {
-            try removeJournal()
+            try commit(Transition(removals: [.init(journalName, in: .control)]))
         }
     }
 
-    /// Applies a journalled page, then moves the saved position past it, then
-    /// drops the journal: in that order, so a crash anywhere is repaired by
-    /// replaying the journal.
+    /// Applies a journalled page, moves the saved position past it and
+    /// drops the journal, in one transition: the items and their
+    /// `catalogDeleted` lines, the state, then the journal's removal. A
+    /// crash anywhere is repaired by replaying the journal.
     func applyAndAdvance(_ page: CatalogPage, state: inout CatalogState, report: inout CatalogSyncReport)
         throws(CatalogError)
     {
-        try apply(page, report: &report)
-        if state.fullStartedAt != nil { try remember(page) }
-        state.cursor = page.nextCursor
-        state.version = page.version ?? state.version
-        state.serverTime = page.serverTime ?? state.serverTime
-        state.complete = page.nextCursor == nil
-        do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
-        try removeJournal()
-    }
-
-    private func removeJournal() throws(CatalogError) {
-        do { try spool.control.remove(journalName) } catch {
-            throw .spool(SpoolError(error))
-        }
-    }
-
-    private func apply(_ page: CatalogPage, report: inout CatalogSyncReport)
-        throws(CatalogError)
-    {
-        do throws(SpoolError) {
-            for upsert in page.upserts {
-                guard let id = (upsert["id"] as? String).flatMap(RecordID.init),
-                    let data = try? JSONSerialization.data(withJSONObject: upsert, options: [.sortedKeys])
-                else {
-                    log(.warning, "catalog \(catalog.name): an upsert without a usable id was skipped")
-                    continue
-                }
-                try spool.deliverNewFile(
-                    Array(data), named: FileName("\(id).json"), into: directory, syncDirectory: false)
-                report.upserts += 1
+        var transition = Transition()
+        var applied: [RecordID] = []
+        for upsert in page.upserts {
+            guard let id = (upsert["id"] as? String).flatMap(RecordID.init),
+                let data = try? JSONSerialization.data(withJSONObject: upsert, options: [.sortedKeys])
+            else {
+                log(.warning, "catalog \(catalog.name): an upsert without a usable id was skipped")
+                continue
             }
-            var deleted: [LedgerLine] = []
-            for tombstone in page.tombstones {
-                guard let id = RecordID(tombstone.id) else { continue }
-                do { try directory.remove(FileName("\(id).json")) } catch { throw SpoolError(error) }
-                report.tombstones += 1
-                deleted.append(
-                    LedgerLine(
-                        time: .now(), round: report.session.value, subscriber: catalog.name.value, key: id.value,
-                        event: .catalogDeleted, detail: tombstone.detail))
-            }
-            try ledger.append(deleted)
-            do { try directory.sync() } catch { throw SpoolError(error) }
-        } catch {
-            throw .spool(error)
+            transition.newFiles.append(
+                .init(Array(data), as: FileName("\(id).json"), in: .catalog(catalog.name), replacing: true))
+            applied.append(id)
         }
-    }
-
-    /// A full sync notes every id the server sent, durably, page by page.
-    private func remember(_ page: CatalogPage) throws(CatalogError) {
-        let ids = page.upserts.compactMap { $0["id"] as? String }
-        guard !ids.isEmpty else { return }
-        do {
-            let file = try spool.control.openFile(seenName, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)
-            try file.write(Array((ids.joined(separator: "\n") + "\n").utf8))
-            try file.sync()
-        } catch {
-            throw .spool(SpoolError(error))
+        for tombstone in page.tombstones {
+            guard let id = RecordID(tombstone.id) else { continue }
+            transition.lines.append(
+                LedgerLine(
+                    time: .now(), round: report.session.value, subscriber: catalog.name.value, key: id.value,
+                    event: .catalogDeleted, detail: tombstone.detail))
+            transition.removals.append(.init(FileName("\(id).json"), in: .catalog(catalog.name)))
         }
+        // A full sync notes every id it applied, durably, page by page.
+        if state.fullStartedAt != nil && !applied.isEmpty {
+            transition.appends.append(
+                .init(Array(applied.map { $0.value + "\n" }.joined().utf8), to: seenName, in: .control))
+        }
+        var advanced = state
+        advanced.cursor = page.nextCursor
+        advanced.version = page.version ?? state.version
+        advanced.serverTime = page.serverTime ?? state.serverTime
+        advanced.complete = page.nextCursor == nil
+        transition.newFiles.append(advanced.file(catalog.name))
+        transition.removals.append(.init(journalName, in: .control))
+        try commit(transition)
+        state = advanced
+        report.upserts += applied.count
+        report.tombstones += page.tombstones.count { RecordID($0.id) != nil }
     }
 
     /// After a full sync, what the server no longer has: every local item
@@ -242,34 +224,23 @@ struct CatalogStore {
         // An unreadable list must fail the sync: read as empty, it would
         // remove every local item.
         let seenBytes: [UInt8]?
-        do { seenBytes = try spool.controlFile(seenName.description, limit: Int.max) } catch { throw .spool(error) }
+        do { seenBytes = try session.spool.controlFile(seenName.description, limit: Int.max) } catch {
+            throw .spool(error)
+        }
         let seen = Set(
             String(decoding: seenBytes ?? [], as: UTF8.self).split(separator: "\n").map { String($0) + ".json" })
-        var removed = 0
+        var transition = Transition()
         do {
             for name in try directory.sortedNames() where !seen.contains(name.description) {
                 guard try directory.status(of: name)?.kind == .regular else { continue }
-                try directory.remove(name)
-                removed += 1
+                transition.removals.append(.init(name, in: .catalog(catalog.name)))
             }
-            try directory.sync()
-            try spool.control.remove(seenName)
         } catch {
             throw .spool(SpoolError(error))
         }
+        let removed = transition.removals.count
+        transition.removals.append(.init(seenName, in: .control))
+        try commit(transition)
         return removed
-    }
-
-    /// `catalogs/NAME/`, created when missing; named in messages relative
-    /// to the spool, like its folders.
-    private static func catalogDirectory(_ spool: Spool, _ catalog: Catalog) throws(CatalogError) -> DirectoryHandle {
-        do {
-            try spool.root.makeDirectory(FileName("catalogs"), mode: 0o750)
-            let catalogs = try spool.root.openDirectory(FileName("catalogs"), as: "catalogs")
-            try catalogs.makeDirectory(FileName(catalog.name.value), mode: 0o750)
-            return try catalogs.openDirectory(FileName(catalog.name.value))
-        } catch {
-            throw .spool(SpoolError(error))
-        }
     }
 }

@@ -15,7 +15,7 @@ import Glibc
 /// and going on from the saved cursor: nothing lost, nothing applied twice
 /// to any effect.
 public struct CatalogSync {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
     let catalog: Catalog
     let log: EventLog
@@ -24,8 +24,8 @@ public struct CatalogSync {
     public static let failuresBeforeFullSync = 3
     static let timeout: Duration = .seconds(60)
 
-    public init(spool: Spool, configuration: Configuration, catalog: Catalog, log: EventLog = .silent) {
-        self.spool = spool
+    public init(session: SpoolSession, configuration: Configuration, catalog: Catalog, log: EventLog = .silent) {
+        self.session = session
         self.configuration = configuration
         self.catalog = catalog
         self.log = log
@@ -34,7 +34,7 @@ public struct CatalogSync {
     public func run(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let lockFile: FileDescriptor
         do {
-            lockFile = try spool.control.openFile(
+            lockFile = try session.spool.control.openFile(
                 FileName("catalog-\(catalog.name).lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
             _ = try lockFile.lockExclusively(wait: true)
         } catch {
@@ -49,15 +49,14 @@ public struct CatalogSync {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
         report.cursor = catalog.cursor
-        let ledger = Ledger(
-            directory: spool.ledgerDirectory, log: log, redactor: configuration.redactor, worker: spool.worker)
-        let store = try CatalogStore(spool: spool, catalog: catalog, log: log, ledger: ledger)
+        session.addSecrets(of: configuration.redactor)
+        let store = try CatalogStore(session: session, catalog: catalog, log: log)
         var state: CatalogState
-        do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
+        do { state = try CatalogState.load(catalog.name, in: session.spool) } catch { throw .spool(error) }
         do throws(CatalogError) {
             try store.replayJournal(state: &state)
             try begin(full: requested, state: &state, report: &report, store: store)
-            let fetch = try fetcher(session: report.session, ledger: ledger)
+            let fetch = try fetcher(session: report.session)
             while !state.complete {
                 let page = try fetchPage(
                     fetch, since: state.syncing ?? .beginning(catalog.cursor), cursor: state.cursor,
@@ -75,19 +74,21 @@ public struct CatalogSync {
             try succeed(&state, report: report)
             // The sync is applied and saved; a ledger line that cannot be
             // written must not turn it into a failure (and a full-sync retry).
-            try? ledger.append(line(.catalogSynced, report, status: 200, detail: Self.summary(report)))
+            _ = try? session.commit(
+                Transition(lines: [line(.catalogSynced, report, status: 200, detail: Self.summary(report))]))
             return report
         } catch {
             state.failures += 1
             state.lastError = error.description
             // The sync's own error is the one to report; a spool that cannot
             // take the failure count or the line fails the same way again.
-            try? state.save(catalog.name, in: spool)
+            try? state.save(catalog.name, in: session)
             var status = 0
             if case .http(_, _, let code, _) = error { status = code }
             report.durationMilliseconds = (MonotonicInstant.now() - started).milliseconds
-            try? ledger.append(
-                line(.catalogFailed, report, status: status, detail: "failure \(state.failures) in a row: \(error)"))
+            let failed = line(
+                .catalogFailed, report, status: status, detail: "failure \(state.failures) in a row: \(error)")
+            _ = try? session.commit(Transition(lines: [failed]))
             throw error
         }
     }
@@ -108,7 +109,7 @@ public struct CatalogSync {
             state.serverTime = nil
             try store.forgetSeen()
             state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
-            do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
+            do { try state.save(catalog.name, in: session) } catch { throw .spool(error) }
         } else {
             report.resumed = true
         }
@@ -144,16 +145,16 @@ public struct CatalogSync {
         state.lastError = nil
         state.lastSuccess = Timestamp.now().rfc3339
         state.lastDurationMilliseconds = report.durationMilliseconds
-        do { try state.save(catalog.name, in: spool) } catch { throw .spool(error) }
+        do { try state.save(catalog.name, in: session) } catch { throw .spool(error) }
     }
 
-    private func fetcher(session: RoundID, ledger: Ledger) throws(CatalogError) -> HTTPFetch {
+    private func fetcher(session: RoundID) throws(CatalogError) -> HTTPFetch {
         let fields: [HTTPHeaderField]
         do { fields = try headers(session: session) } catch {
             throw .malformed(catalog: catalog.name.value, url: catalog.url, error.description)
         }
         let options = CurlOptions(timeout: Self.timeout, caFile: catalog.caFile)
-        return HTTPFetch(options: options, headers: fields, bearer: bearer(options: options, ledger: ledger))
+        return HTTPFetch(options: options, headers: fields, bearer: bearer(options: options))
     }
 
     private func line(_ event: LedgerEvent, _ report: CatalogSyncReport, status: Int, detail: String) -> LedgerLine {

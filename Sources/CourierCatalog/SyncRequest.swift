@@ -13,26 +13,30 @@ import Glibc
 /// the next sync instead of being removed unserved; a taken request that a
 /// crash left behind is served by the next run.
 public struct SyncRequest {
-    let control: DirectoryHandle
+    let session: SpoolSession
 
     public static let fileName = FileName("sync-requested")
     static let takenName = FileName("sync-requested.taken")
 
-    public init(spool: Spool) {
-        self.control = spool.control
+    public init(session: SpoolSession) {
+        self.session = session
     }
 
     /// True when a sync was asked for: a new request (now taken) or one a
-    /// crash left taken.
+    /// crash left taken. A new request replaces one left taken: both ask
+    /// for the same thing.
     public func take() throws(SpoolError) -> Bool {
-        do {
-            if try control.status(of: Self.fileName) != nil {
-                try control.rename(Self.fileName, to: control, as: Self.takenName)
-            }
-            return try control.status(of: Self.takenName) != nil
-        } catch {
-            throw SpoolError(error)
+        let control = session.spool.control
+        func exists(_ name: FileName) throws(SpoolError) -> Bool {
+            do { return try control.status(of: name) != nil } catch { throw SpoolError(error) }
         }
+        if try exists(Self.fileName) {
+            try session.commit(
+                Transition(moves: [
+                    .init(Self.fileName, from: .control, to: .control, as: Self.takenName, replacing: true)
+                ]))
+        }
+        return try exists(Self.takenName)
     }
 
     /// The sync has run (well or not: its result is in the ledger and the
@@ -40,14 +44,6 @@ public struct SyncRequest {
     /// A request made with `mkdir` is removed too: left taken, it would
     /// block every later request from being taken.
     public func finish() throws(SpoolError) {
-        do {
-            if try control.status(of: Self.takenName)?.kind == .directory {
-                try control.removeDirectory(Self.takenName)
-            } else {
-                try control.remove(Self.takenName)
-            }
-        } catch {
-            throw SpoolError(error)
-        }
+        try session.commit(Transition(removals: [.init(Self.takenName, in: .control, orEmptyDirectory: true)]))
     }
 }

@@ -26,13 +26,15 @@ public struct Backfill {
         public var notTaken: [String] = []
     }
 
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
 
-    public init(spool: Spool, configuration: Configuration) {
-        self.spool = spool
+    public init(session: SpoolSession, configuration: Configuration) {
+        self.session = session
         self.configuration = configuration
     }
+
+    private var spool: Spool { session.spool }
 
     /// Records whose `time` (else the file's modification time) lies in
     /// `since ..< until`.
@@ -44,7 +46,6 @@ public struct Backfill {
         }
         var report = Report()
         let candidates = try collect(from: source, for: target, since: since, until: until, report: &report)
-        let ledger = Ledger(directory: spool.ledgerDirectory, worker: spool.worker)
         let origin: String
         switch source {
         case .sent: origin = "sent/"
@@ -62,17 +63,18 @@ public struct Backfill {
                     report.queued.append(entry.description)
                 }
                 guard !dryRun else { continue }
-                try ledger.append(
+                var transition = Transition()
+                transition.lines = [
                     LedgerLine(
                         time: .now(), round: "backfill", subscriber: subscriber.value, key: entry.key.description,
                         event: .backfilled, detail: "from \(origin)" + (state.map { "; was in \($0.rawValue)/" } ?? ""))
-                )
+                ]
                 if let state {
-                    try spool.move(entry.fileName, from: state, to: .queued)
-                    try spool.sync([state, .queued])
+                    transition.moves = [.init(entry, from: state, to: .queued)]
                 } else {
-                    try spool.deliverNewFile(bytes, named: entry.fileName, into: .queued)
+                    transition.newFiles = [.init(bytes, as: entry.fileName, in: .state(.queued), replacing: false)]
                 }
+                try session.commit(transition)
             }
         } catch {
             throw .spool(error)

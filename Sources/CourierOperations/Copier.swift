@@ -5,13 +5,15 @@ import CourierSpool
 /// next number no entry or ledger line has used, so that an idempotent
 /// receiver stores it again. The original is untouched.
 public struct Copier {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
 
-    public init(spool: Spool, configuration: Configuration) {
-        self.spool = spool
+    public init(session: SpoolSession, configuration: Configuration) {
+        self.session = session
         self.configuration = configuration
     }
+
+    private var spool: Spool { session.spool }
 
     public func copy(_ item: SpoolItem, to subscriber: SubscriberName? = nil) throws(OperationError) -> EntryName {
         guard let original = item.entry else { throw .notAnEntry(item.name.description) }
@@ -19,17 +21,21 @@ public struct Copier {
         guard configuration.subscriber(named: target) != nil else { throw .unknownSubscriber(target.value) }
         // Two workers numbering copies at once would pick the same number.
         let serial: RoundLock?
-        do { serial = try spool.serialLock() } catch { throw .spool(error) }
+        do { serial = try session.serialLock() } catch { throw .spool(error) }
         defer { withExtendedLifetime(serial) {} }
         let copy = EntryName(
             key: DeliveryKey(id: original.key.id, copy: try nextCopyNumber(of: original.key.id)), subscriber: target)
         do {
             let bytes = try spool.read(item.name, in: item.state, limit: configuration.maxRecordSize)
-            try spool.deliverNewFile(bytes, named: copy.fileName, into: .queued)
-            try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
-                LedgerLine(
-                    time: .now(), round: "manual", subscriber: target.value, key: copy.key.description, event: .copied,
-                    detail: "copy of \(original) (\(item.state.rawValue)/)"))
+            // The line first, as for every change: a crash leaves at worst a
+            // copy number used by a line alone, never a copy without one.
+            try session.commit(
+                Transition(
+                    lines: [
+                        LedgerLine(
+                            time: .now(), round: "manual", subscriber: target.value, key: copy.key.description,
+                            event: .copied, detail: "copy of \(original) (\(item.state.rawValue)/)")
+                    ], newFiles: [.init(bytes, as: copy.fileName, in: .state(.queued), replacing: false)]))
         } catch {
             throw .spool(error)
         }

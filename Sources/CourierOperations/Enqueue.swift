@@ -7,11 +7,11 @@ import CourierSpool
 /// into `queued/` atomically (tmp/ then rename), so a half-written file is
 /// never seen.
 public struct Enqueuer {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
 
-    public init(spool: Spool, configuration: Configuration) {
-        self.spool = spool
+    public init(session: SpoolSession, configuration: Configuration) {
+        self.session = session
         self.configuration = configuration
     }
 
@@ -40,9 +40,9 @@ public struct Enqueuer {
         }
         // The name only has to be unique and not look like an entry;
         // intake reads the id from inside the file.
-        let name = spool.uniqueTemporaryName(for: FileName("\(record.id).json"))
+        let name = session.spool.uniqueTemporaryName(for: FileName("\(record.id).json"))
         do {
-            try spool.deliverNewFile(bytes, named: name, into: .queued)
+            try session.commit(Transition(newFiles: [.init(bytes, as: name, in: .state(.queued), replacing: false)]))
         } catch {
             throw .spool(error)
         }

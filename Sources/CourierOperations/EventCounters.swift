@@ -10,7 +10,9 @@ import Glibc
 /// they only grow — across runs, and after prune removes the day files they
 /// were counted from.
 struct EventCounters {
-    let spool: Spool
+    let session: SpoolSession
+
+    private var spool: Spool { session.spool }
 
     struct Saved: Codable {
         var position: LedgerPosition?
@@ -52,7 +54,10 @@ struct EventCounters {
                 saved.counts[line.subscriber, default: [:]][line.event.rawValue] = count == .max ? count : count + 1
             }
             if saved.position != before, let data = try? JSONEncoder().encode(saved) {
-                try spool.writeControlFile(Self.fileName, Array(data) + [0x0A])
+                try session.commit(
+                    Transition(newFiles: [
+                        .init(Array(data) + [0x0A], as: FileName(Self.fileName), in: .control, replacing: true)
+                    ]))
             }
             return saved.counts
         }

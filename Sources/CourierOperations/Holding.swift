@@ -6,30 +6,32 @@ import CourierSupport
 /// a subscriber, with a ledger line each. They do what `touch` and `rm` in
 /// `.courier/held/` would, plus the trace.
 public struct Holding {
-    let spool: Spool
+    let session: SpoolSession
 
-    public init(spool: Spool) { self.spool = spool }
+    public init(session: SpoolSession) { self.session = session }
 
     /// Holds `subscriber`. Holding it again replaces the reason and keeps
     /// the time it has been held since. The ledger line comes first, as for
-    /// every change a person makes through courier.
+    /// every change a person makes through courier. The reason is kept as
+    /// the ledger keeps it, with the configuration's secrets redacted:
+    /// `status` shows it.
     @discardableResult
     public func hold(_ subscriber: SubscriberName, reason: String) throws(OperationError) -> Hold {
         let name = FileName(subscriber.value)
         let now = Timestamp.now()
+        let reason = session.redact(reason)
         do throws(SpoolError) {
-            guard let folder = try spool.heldFolder(creating: true) else {
-                throw .operation("create", path: spool.control.displayPath(of: FileName("held")), .noSuchFile)
-            }
-            let since = try? folder.status(of: name)?.modified
-            try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
+            let since = try? session.folder(.held).status(of: name)?.modified
+            var transition = Transition()
+            transition.lines = [
                 LedgerLine(
                     time: now, round: "manual", subscriber: subscriber.value, key: "-", event: .held,
-                    detail: reason.isEmpty ? "held by a person" : "held by a person: \(reason)"))
-            try spool.deliverNewFile(Array((reason + "\n").utf8), named: name, into: folder)
-            if let since {
-                do { try folder.setModified(name, to: since) } catch { throw SpoolError(error) }
-            }
+                    detail: reason.isEmpty ? "held by a person" : "held by a person: \(reason)")
+            ]
+            transition.newFiles = [
+                .init(Array((reason + "\n").utf8), as: name, in: .held, replacing: true, modified: since)
+            ]
+            try session.commit(transition)
             return Hold(subscriber: subscriber, since: since ?? now, reason: reason)
         } catch {
             throw .spool(error)
@@ -40,20 +42,15 @@ public struct Holding {
     /// and no ledger line).
     public func release(_ subscriber: SubscriberName) throws(OperationError) -> Hold? {
         do throws(SpoolError) {
-            guard let folder = try spool.heldFolder(),
-                let hold = try spool.holds().first(where: { $0.subscriber == subscriber })
-            else { return nil }
+            guard let hold = try session.spool.holds().first(where: { $0.subscriber == subscriber }) else { return nil }
             let held = "held since \(hold.since.rfc3339)" + (hold.reason.isEmpty ? "" : ": \(hold.reason)")
-            try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
-                LedgerLine(
-                    time: .now(), round: "manual", subscriber: subscriber.value, key: "-", event: .released,
-                    detail: "released by a person; \(held)"))
-            do {
-                try folder.remove(FileName(subscriber.value))
-                try folder.sync()
-            } catch {
-                throw SpoolError(error)
-            }
+            try session.commit(
+                Transition(
+                    lines: [
+                        LedgerLine(
+                            time: .now(), round: "manual", subscriber: subscriber.value, key: "-", event: .released,
+                            detail: "released by a person; \(held)")
+                    ], removals: [.init(FileName(subscriber.value), in: .held)]))
             return hold
         } catch {
             throw .spool(error)

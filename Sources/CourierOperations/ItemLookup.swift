@@ -31,6 +31,25 @@ public enum OperationError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Spool {
+    /// Every state folder that holds `name`: one, unless something went
+    /// wrong, and then a person must hear of every place.
+    private func everyPlace(of name: FileName) throws(OperationError) -> [SpoolItem] {
+        var found: [SpoolItem] = []
+        for state in SpoolState.allCases {
+            let here: Bool
+            do { here = try directory(state).contains(name) } catch { throw .spool(SpoolError(error)) }
+            if here { found.append(SpoolItem(name: name, state: state, entry: EntryName(fileName: name))) }
+        }
+        if !found.contains(where: { $0.state == .sending }) {
+            let elsewhere: DirectoryHandle?
+            do { elsewhere = try claimFolderElsewhere(holding: name) } catch { throw .spool(error) }
+            if elsewhere != nil {
+                found.append(SpoolItem(name: name, state: .sending, entry: EntryName(fileName: name)))
+            }
+        }
+        return found
+    }
+
     /// Resolves what a person typed: `KEY@SUB.json` (also as
     /// `state/KEY@SUB.json`), `KEY@SUB`, a safe name from needsAttention/,
     /// or a KEY, which means every subscriber's entry of that key.
@@ -40,15 +59,11 @@ extension Spool {
         // `..` or `/` would find a folder itself.
         guard !last.isEmpty, !last.hasPrefix("."), !last.contains("/") else { throw .noSuchEntry(text) }
         let exact = FileName(last)
-        do {
-            if let state = try locate(exact) {
-                return [SpoolItem(name: exact, state: state, entry: EntryName(fileName: exact))]
-            }
-            if let entry = EntryName(last, requireExtension: false), let state = try locate(entry.fileName) {
-                return [SpoolItem(name: entry.fileName, state: state, entry: entry)]
-            }
-        } catch {
-            throw .spool(error)
+        let named = try everyPlace(of: exact)
+        if !named.isEmpty { return named }
+        if let entry = EntryName(last, requireExtension: false) {
+            let found = try everyPlace(of: entry.fileName)
+            if !found.isEmpty { return found }
         }
         let flagged = try flaggedIntakeFiles(named: exact)
         if !flagged.isEmpty { return flagged }

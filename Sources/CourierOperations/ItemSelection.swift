@@ -16,7 +16,7 @@ public struct ItemSelection: Sendable {
     public var all = false
     public var subscriber: SubscriberName?
     public var states: Set<SpoolState>?
-    /// By the file's modification time.
+    /// By when the item was taken in (`IntakeTimes`).
     public var olderThan: Duration?
 
     public init() {}
@@ -57,13 +57,23 @@ public struct ItemSelection: Sendable {
                     refused.append(Refusal(name: name, reason: error.description))
                     continue
                 }
-                let usable = found.filter { states.contains($0.state) }
-                if usable.isEmpty {
-                    let places = found.map { "\($0.state.rawValue)/\($0.name)" }.joined(separator: ", ")
+                let places = found.map { "\($0.state.rawValue)/\($0.name)" }
+                // One name in two states is not for a command to choose
+                // between: a move would meet the other in its way.
+                if Set(found.map(\.name)).count < found.count {
                     refused.append(
                         Refusal(
                             name: name,
-                            reason: "is in \(places), not in "
+                            reason: "is in \(places.joined(separator: " and ")): an entry belongs in one state; "
+                                + "move or remove one of them by hand"))
+                    continue
+                }
+                let usable = found.filter { states.contains($0.state) }
+                if usable.isEmpty {
+                    refused.append(
+                        Refusal(
+                            name: name,
+                            reason: "is in \(places.joined(separator: ", ")), not in "
                                 + states.map { "\($0.rawValue)/" }.joined(separator: " or ")))
                 }
                 items += usable
@@ -73,10 +83,11 @@ public struct ItemSelection: Sendable {
         // moves once: the second move would find it gone and report it.
         var seen: [SpoolState: Set<FileName>] = [:]
         var chosen: [SpoolItem] = []
+        let intake = IntakeTimes(spool: spool)
         for item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
             if let olderThan {
                 guard let status = try? spool.directory(item.state).status(of: item.name),
-                    status.modified < now - olderThan
+                    intake.of(item, status) < now - olderThan
                 else { continue }
             }
             chosen.append(item)

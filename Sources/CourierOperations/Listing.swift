@@ -16,8 +16,7 @@ public struct Listing {
         public var states: [SpoolState]
         /// The entry's subscriber; `-` for flagged files and intake files.
         public var subscriber: String?
-        /// Only items whose file was last modified longer ago than this
-        /// (for entries: when intake took them).
+        /// Only items taken in longer ago than this (`IntakeTimes`).
         public var olderThan: Duration?
 
         /// What `list` shows without a state: everything still waiting for
@@ -37,8 +36,8 @@ public struct Listing {
         public let kind: String?
         /// The record's own `time`, as written.
         public let time: String?
-        /// The file's mtime: for an entry, when intake took it.
-        public let modified: Timestamp
+        /// When the item was taken in (`IntakeTimes`): its age counts from it.
+        public let takenIn: Timestamp
         public let last: LastEvent?
     }
 
@@ -46,6 +45,7 @@ public struct Listing {
     /// it is found; `now` is what `olderThan` counts back from.
     public func forEach(_ filter: Filter, now: Timestamp, _ visit: (Row) -> Void) throws(SpoolError) {
         let history = try LastEvents(directory: spool.ledgerDirectory)
+        let intake = IntakeTimes(spool: spool)
         for state in filter.states {
             let stream: DirectoryStream
             do { stream = try spool.directory(state).entries() } catch { throw SpoolError(error) }
@@ -56,11 +56,12 @@ public struct Listing {
                 let item = SpoolItem(name: name, state: state, entry: EntryName(fileName: name))
                 if let subscriber = filter.subscriber, item.ledgerSubscriber != subscriber { continue }
                 // Gone since the folder was read: a round or a person moved it.
-                guard let modified = try? spool.directory(state).status(of: name)?.modified else { continue }
-                if let olderThan = filter.olderThan, now - modified <= olderThan { continue }
+                guard let status = try? spool.directory(state).status(of: name) else { continue }
+                let takenIn = intake.of(item, status)
+                if let olderThan = filter.olderThan, now - takenIn <= olderThan { continue }
                 let facts = RecordFacts.read(item, in: spool)
                 let last = try history.last(subscriber: item.ledgerSubscriber, key: item.ledgerKey)
-                visit(Row(item: item, kind: facts.kind, time: facts.time, modified: modified, last: last))
+                visit(Row(item: item, kind: facts.kind, time: facts.time, takenIn: takenIn, last: last))
             }
         }
     }

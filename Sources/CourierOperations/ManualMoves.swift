@@ -6,9 +6,9 @@ import CourierSpool
 /// would, plus the trace; each item is settled on its own, so one that
 /// cannot be moved does not stop the others.
 public struct ManualMoves {
-    let spool: Spool
+    let session: SpoolSession
 
-    public init(spool: Spool) { self.spool = spool }
+    public init(session: SpoolSession) { self.session = session }
 
     /// What happened to each item.
     public struct Report: Sendable {
@@ -61,47 +61,38 @@ public struct ManualMoves {
                             .description))
             }
         }
-        let ledger = Ledger(directory: spool.ledgerDirectory, worker: spool.worker)
         let arrow = target.map { "\($0.rawValue)/" } ?? "removed"
         var start = 0
         while start < usable.count {
             let chunk = usable[start..<min(start + Self.group, usable.count)]
             start += chunk.count
             let now = Timestamp.now()
-            do {
-                try ledger.append(
-                    chunk.map { item in
-                        LedgerLine(
-                            time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey,
-                            event: event, detail: "\(detail): \(item.state.rawValue)/ → \(arrow)")
-                    })
-            } catch {
-                throw .spool(error)
+            var transition = Transition()
+            transition.lines = chunk.map { item in
+                LedgerLine(
+                    time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey, event: event,
+                    detail: "\(detail): \(item.state.rawValue)/ → \(arrow)")
             }
             for item in chunk {
-                do {
-                    try place(item, to: target)
-                    report.moved.append((item, target))
-                } catch let error where error.errno == .noSuchFile {
+                if let target {
+                    transition.moves.append(.init(item.name, from: .state(item.state), to: .state(target)))
+                } else {
+                    transition.removals.append(.init(item.name, in: .state(item.state)))
+                }
+            }
+            let committed: Committed
+            do { committed = try session.commit(transition) } catch { throw .spool(error) }
+            let vanished = Set(committed.vanished.map { "\($0.from)\($0.name)" })
+            for item in chunk {
+                guard !vanished.contains("\(SpoolPlace.state(item.state))\(item.name)") else {
                     report.refused.append(
                         ItemSelection.Refusal(name: item.name.description, reason: "went away while it was being moved")
                     )
-                } catch {
-                    throw .spool(error)
+                    continue
                 }
-            }
-            do { try spool.sync(Array(Set(chunk.map(\.state))) + (target.map { [$0] } ?? [])) } catch {
-                throw .spool(error)
+                report.moved.append((item, target))
             }
         }
         return report
-    }
-
-    private func place(_ item: SpoolItem, to target: SpoolState?) throws(SpoolError) {
-        guard let target else {
-            do { try spool.directory(item.state).remove(item.name) } catch { throw SpoolError(error) }
-            return
-        }
-        try spool.move(item.name, from: item.state, to: target)
     }
 }

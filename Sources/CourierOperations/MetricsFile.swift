@@ -10,17 +10,23 @@ import Glibc
 /// replaced atomically after each round (`metrics-file`).
 public struct MetricsFile {
     let path: String
-    let spool: Spool
+    /// The file itself is outside the spool; the session keeps the spool's
+    /// part (the last exit status, the event counts).
+    let session: SpoolSession
     let catalogs: [SubscriberName]
     /// The configured subscribers, for `courier_subscriber_held`.
     let subscribers: [SubscriberName]
 
-    public init(path: String, spool: Spool, catalogs: [SubscriberName] = [], subscribers: [SubscriberName] = []) {
+    public init(
+        path: String, session: SpoolSession, catalogs: [SubscriberName] = [], subscribers: [SubscriberName] = []
+    ) {
         self.path = path
-        self.spool = spool
+        self.session = session
         self.catalogs = catalogs
         self.subscribers = subscribers
     }
+
+    private var spool: Spool { session.spool }
 
     /// The exposition text: the build, items per state and the oldest item's
     /// age per state, events per subscriber and event since the spool began,
@@ -33,14 +39,15 @@ public struct MetricsFile {
             "courier_build_info", "The running courier's version (always 1).",
             [(#"{version="\#(Self.label(CourierVersion.current))"}"#, "1")])
         let counts = try spool.counts()
+        let intake = IntakeTimes(spool: spool)
         text.family(
             "courier_items", "Items in each state folder of the spool.",
             SpoolState.allCases.map { (#"{state="\#($0.rawValue)"}"#, String(counts[$0] ?? 0)) })
         text.family(
             "courier_oldest_item_age_seconds",
-            "Age of the oldest item in each state but sent/, by its file's modification time (0: none).",
+            "Age of the oldest item in each state but sent/, from when it was taken in (0: none).",
             try Self.oldestStates.map { state throws(SpoolError) in
-                let oldest = try Self.oldest(in: spool.directory(state))
+                let oldest = try Self.oldest(in: state, of: spool, intake: intake)
                 return (
                     #"{state="\#(state.rawValue)"}"#, String(oldest.map { max(0, (now - $0).milliseconds / 1000) } ?? 0)
                 )
@@ -49,7 +56,7 @@ public struct MetricsFile {
         text.family(
             "courier_subscriber_held", "1 while the subscriber is held (.courier/held/NAME), else 0.",
             subscribers.map { (#"{subscriber="\#(Self.label($0.value))"}"#, held.contains($0) ? "1" : "0") })
-        let events = try EventCounters(spool: spool).update()
+        let events = try EventCounters(session: session).update()
         var samples: [(labels: String, value: String)] = []
         for (subscriber, byEvent) in events.sorted(by: { $0.key < $1.key }) {
             for (event, count) in byEvent.sorted(by: { $0.key < $1.key }) {
@@ -140,7 +147,10 @@ public struct MetricsFile {
     /// fsynced, renamed, and the directory fsynced, so the collector never
     /// reads half a file and a power cut leaves the old file or the new one.
     public func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
-        try spool.writeControlFile(Self.exitStatusFile, Array("\(exitStatus)\n".utf8))
+        try session.commit(
+            Transition(newFiles: [
+                .init(Array("\(exitStatus)\n".utf8), as: FileName(Self.exitStatusFile), in: .control, replacing: true)
+            ]))
         try publish(try render(summary: summary, exitStatus: exitStatus))
     }
 
@@ -166,7 +176,7 @@ public struct MetricsFile {
             // Only a leftover of this PID's earlier life can hold the name.
             try directory.remove(staged)
             try directory.writeAtomically(
-                Array(text.utf8), as: name, in: directory, staged: staged, mode: 0o644, faults: spool.faults)
+                Array(text.utf8), as: name, in: directory, staged: staged, mode: 0o644, faults: session.faults)
         } catch {
             throw SpoolError(error)
         }
@@ -175,15 +185,17 @@ public struct MetricsFile {
     /// Every state but `sent/`, where age is only history.
     static let oldestStates: [SpoolState] = SpoolState.allCases.filter { $0 != .sent }
 
-    /// The oldest modification time among a folder's files: one lstat per
-    /// entry, for folders that are small when things are well.
-    static func oldest(in directory: DirectoryHandle) throws(SpoolError) -> Timestamp? {
+    /// The earliest intake time among a folder's files (`IntakeTimes`): one
+    /// status per entry, for folders that are small when things are well.
+    static func oldest(in state: SpoolState, of spool: Spool, intake: IntakeTimes) throws(SpoolError) -> Timestamp? {
         var oldest: Timestamp?
+        let directory = spool.directory(state)
         do {
             let stream = try directory.entries()
             while let name = try stream.next() {
                 guard let status = try directory.status(of: name), status.kind == .regular else { continue }
-                if oldest.map({ status.modified < $0 }) ?? true { oldest = status.modified }
+                let taken = intake.of(SpoolItem(name: name, state: state, entry: EntryName(fileName: name)), status)
+                if oldest.map({ taken < $0 }) ?? true { oldest = taken }
             }
         } catch {
             throw SpoolError(error)

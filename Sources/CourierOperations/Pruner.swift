@@ -24,7 +24,7 @@ public struct PruneReport: Sendable, Equatable {
 /// they entered `failed/`, each with a `deleted` ledger line: they were
 /// never delivered. `needsAttention/` waits for a person, always.
 public struct Pruner {
-    let spool: Spool
+    let session: SpoolSession
     let retention: Duration
     let failedRetention: Duration?
     let now: Timestamp
@@ -33,65 +33,68 @@ public struct Pruner {
     /// maildir's rule: a file in tmp/ untouched for 36 hours belongs to a
     /// writer that died; no live writer takes that long.
     public static let temporaryLeftoverAge: Duration = .seconds(36 * 3600)
+    /// Removals per commit: a prune of a million entries holds this many
+    /// names at a time, not all of them.
+    static let chunk = 4096
 
     public init(
-        spool: Spool, retention: Duration, failedRetention: Duration? = nil, now: Timestamp = .now(), dryRun: Bool
+        session: SpoolSession, retention: Duration, failedRetention: Duration? = nil, now: Timestamp = .now(),
+        dryRun: Bool
     ) {
-        self.spool = spool
+        self.session = session
         self.retention = retention
         self.failedRetention = failedRetention
         self.now = now
         self.dryRun = dryRun
     }
 
+    private var spool: Spool { session.spool }
+
     /// Safe to run twice, or beside a round: it removes only what is old,
     /// and a file already gone counts as removed.
     public func run() throws(SpoolError) -> PruneReport {
         // One prune at a time among the workers of a shared spool.
-        let serial = try spool.serialLock()
+        let serial = try session.serialLock()
         defer { withExtendedLifetime(serial) {} }
         var report = PruneReport()
         let cutoff = now - retention
         // A day file holds events up to the end of its day: it goes when
         // that whole day is older than the cutoff, with every worker's
         // file of that day, by the day in their names.
-        for (day, name) in try Ledger.dayFiles(in: spool.ledgerDirectory) where day < cutoff.utcDay {
-            do { try remove(name, in: spool.ledgerDirectory) } catch { throw SpoolError(error) }
-            report.ledgerFiles.append(name.description)
-        }
-        report.sentEntries = try removeOld(in: spool.directory(.sent), olderThan: cutoff)
+        let days = try Ledger.dayFiles(in: spool.ledgerDirectory).filter { $0.day < cutoff.utcDay }.map(\.name)
+        try remove(days, in: .ledger)
+        report.ledgerFiles = days.map(\.description)
+        report.sentEntries = try removeOld(in: .state(.sent), olderThan: cutoff)
         if let failedRetention {
             report.failedEntries = try removeOld(
-                in: spool.directory(.failed), olderThan: now - failedRetention, by: \.changed
-            ) { name throws(SpoolError) in
-                guard !dryRun else { return }
-                try Ledger(directory: spool.ledgerDirectory, worker: spool.worker).append(
-                    LedgerLine(
-                        time: now, round: "prune", subscriber: EntryName(fileName: name)?.subscriber.value ?? "-",
-                        key: EntryName(fileName: name)?.key.description ?? name.description, event: .deleted,
-                        detail: "removed from failed/ after failed-retention \(Units.describe(failedRetention))"))
+                in: .state(.failed), olderThan: now - failedRetention, by: \.changed
+            ) { name in
+                LedgerLine(
+                    time: now, round: "prune", subscriber: EntryName(fileName: name)?.subscriber.value ?? "-",
+                    key: EntryName(fileName: name)?.key.description ?? name.description, event: .deleted,
+                    detail: "removed from failed/ after failed-retention \(Units.describe(failedRetention))")
             }
         }
-        report.temporaryLeftovers = try removeOld(
-            in: spool.tmp, olderThan: now - Self.temporaryLeftoverAge)
+        report.temporaryLeftovers = try removeOld(in: .tmp, olderThan: now - Self.temporaryLeftoverAge)
         // An etag is rewritten whenever the server gives one, so an old
         // file is an entity nothing wrote for as long as the ledger keeps.
-        let tags = EntityTagStore(spool: spool)
-        for subscriber in try tags.subscribers() {
-            guard let folder = try tags.folder(for: subscriber, creating: false) else { continue }
-            report.entityTags += try removeOld(in: folder, olderThan: cutoff).map { "\(subscriber)/\($0)" }
+        for subscriber in try EntityTagStore(spool: spool).subscribers() {
+            report.entityTags += try removeOld(in: .entityTags(subscriber), olderThan: cutoff).map {
+                "\(subscriber)/\($0)"
+            }
         }
         return report
     }
 
     /// Removes what is older than `cutoff` by `age` (the modification time
-    /// unless told otherwise), after `noting` each: the ledger line comes
-    /// first, so a crash between the two leaves the entry, and its line is
-    /// written again by the next prune.
+    /// unless told otherwise), each with the line `noting` gives, if any:
+    /// the line is written first, so a crash between the two leaves the
+    /// entry, and its line is written again by the next prune.
     private func removeOld(
-        in directory: DirectoryHandle, olderThan cutoff: Timestamp,
-        by age: KeyPath<FileStatus, Timestamp> = \.modified, noting: (FileName) throws(SpoolError) -> Void = { _ in }
+        in place: SpoolPlace, olderThan cutoff: Timestamp, by age: KeyPath<FileStatus, Timestamp> = \.modified,
+        noting: (FileName) -> LedgerLine? = { _ in nil }
     ) throws(SpoolError) -> [String] {
+        let directory = try session.folder(place)
         var old: [FileName] = []
         do {
             let stream = try directory.entries()
@@ -104,15 +107,21 @@ public struct Pruner {
         } catch {
             throw SpoolError(error)
         }
-        for name in old {
-            try noting(name)
-            do { try remove(name, in: directory) } catch { throw SpoolError(error) }
-        }
+        try remove(old, in: place, noting: noting)
         return old.map(\.description).sorted()
     }
 
-    private func remove(_ name: FileName, in directory: DirectoryHandle) throws(SystemError) {
+    private func remove(_ names: [FileName], in place: SpoolPlace, noting: (FileName) -> LedgerLine? = { _ in nil })
+        throws(SpoolError)
+    {
         guard !dryRun else { return }
-        try directory.remove(name)
+        var start = 0
+        while start < names.count {
+            let chunk = names[start..<min(start + Self.chunk, names.count)]
+            start += chunk.count
+            var transition = Transition(removals: chunk.map { .init($0, in: place) })
+            transition.lines = chunk.compactMap(noting)
+            try session.commit(transition)
+        }
     }
 }

@@ -52,12 +52,13 @@ public struct QueueShape: Sendable, Equatable {
     /// counted back from.
     public static func measure(_ spool: Spool, now: Timestamp) throws(SpoolError) -> QueueShape {
         var counts: [String: [SpoolState: [Int]]] = [:]
+        let intake = IntakeTimes(spool: spool)
         for state in states {
             let folder = spool.directory(state)
             try spool.forEachItem(in: state) { item in
                 // Gone since the folder was read: a round or a person moved it.
-                guard let modified = try? folder.status(of: item.name)?.modified else { return }
-                let bucket = bucket(for: now - modified)
+                guard let status = try? folder.status(of: item.name) else { return }
+                let bucket = bucket(for: now - intake.of(item, status))
                 counts[item.ledgerSubscriber, default: [:]][state, default: [Int](repeating: 0, count: buckets.count)][
                     bucket] += 1
             }

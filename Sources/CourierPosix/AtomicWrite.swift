@@ -35,9 +35,10 @@ extension DirectoryHandle {
     /// The second half: `staged` renamed from this directory to `name` in
     /// `directory`, and (with `syncDirectory`) the directory fsynced. A
     /// failed rename removes the staged file.
+    /// `replacing: false` never replaces an existing `name` (`EEXIST`).
     public func publish(
         _ staged: FileName, to directory: DirectoryHandle, as name: FileName, syncDirectory: Bool = true,
-        faults: FaultPlan? = nil
+        replacing: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {
         do throws(SystemError) {
             if let faults {
@@ -46,7 +47,7 @@ extension DirectoryHandle {
                         "rename", path: displayPath(of: staged), to: directory.displayPath(of: name), error.errno)
                 }
             }
-            try rename(staged, to: directory, as: name)
+            try rename(staged, to: directory, as: name, replacing: replacing)
         } catch {
             try? remove(staged)  // as in `stage`
             throw error

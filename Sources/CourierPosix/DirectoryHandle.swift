@@ -68,12 +68,27 @@ public final class DirectoryHandle {
     }
 
     /// rename(2) between two directories of one file system: atomic, and
-    /// the only way an item ever changes state.
-    public func rename(_ name: FileName, to destination: DirectoryHandle, as newName: FileName) throws(SystemError) {
+    /// the only way an item ever changes state. This is courier's one
+    /// rename call. Unless `replacing`, a name that exists is never
+    /// replaced (`EEXIST`): renameat2's RENAME_NOREPLACE, or where the file
+    /// system cannot check (`EINVAL`: GlusterFS, CephFS through libfuse2)
+    /// link(2), which fails on an existing name atomically across clients,
+    /// then unlink(2). A crash between those two leaves one file under both
+    /// names, as a power cut can leave a rename half done.
+    package func rename(
+        _ name: FileName, to destination: DirectoryHandle, as newName: FileName, replacing: Bool
+    ) throws(SystemError) {
         do {
             try name.withCString { from throws(Errno) in
                 try newName.withCString { to throws(Errno) in
-                    _ = try system { renameat(descriptor.rawValue, from, destination.descriptor.rawValue, to) }
+                    let source = descriptor.rawValue
+                    let target = destination.descriptor.rawValue
+                    do throws(Errno) {
+                        _ = try system { courier_rename(source, from, target, to, replacing ? 0 : 1) }
+                    } catch let error where error == Errno(EINVAL) && !replacing {
+                        _ = try system { linkat(source, from, target, to, 0) }
+                        _ = try system { unlinkat(source, from, 0) }
+                    }
                 }
             }
         } catch {
@@ -108,11 +123,11 @@ public final class DirectoryHandle {
     /// lstat of a name: symbolic links are described, not followed.
     /// Nil when the name does not exist.
     public func status(of name: FileName) throws(SystemError) -> FileStatus? {
-        var info = stat()
+        var info = courier_status()
         do {
             try name.withCString { cName throws(SystemError) in
                 _ = try system("look at", displayPath(of: name)) {
-                    fstatat(descriptor.rawValue, cName, &info, AT_SYMLINK_NOFOLLOW)
+                    courier_status_at(descriptor.rawValue, cName, &info)
                 }
             }
         } catch let error where error.errno == .noSuchFile {

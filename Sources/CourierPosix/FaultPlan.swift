@@ -1,10 +1,10 @@
 /// The seam where tests fail the spool's system calls: the nth rename,
-/// write or fsync of a run fails with the given errno, as a full disk, a
+/// write, fsync or removal of a run fails with the given errno, as a full disk, a
 /// failing device or a misconfigured mount would make it fail. Production
 /// code passes none. One plan belongs to one thread's spool.
 public final class FaultPlan {
     public enum Operation: String, CaseIterable, Sendable {
-        case rename, write, sync
+        case rename, write, sync, remove
     }
 
     public let operation: Operation?

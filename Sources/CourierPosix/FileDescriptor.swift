@@ -1,3 +1,4 @@
+import CPosix
 import Glibc
 
 /// An open file, closed when the value goes away. It knows how messages
@@ -130,8 +131,8 @@ public final class FileDescriptor {
     }
 
     public func status() throws(SystemError) -> FileStatus {
-        var info = stat()
-        try system("look at", path) { fstat(rawValue, &info) }
+        var info = courier_status()
+        try system("look at", path) { courier_status_at(rawValue, "", &info) }
         return FileStatus(info)
     }
 
@@ -157,7 +158,7 @@ public final class FileDescriptor {
     }
 }
 
-/// The parts of stat(2) courier looks at.
+/// The parts of statx(2) courier looks at.
 public struct FileStatus: Sendable {
     public enum Kind: Sendable, Equatable {
         case regular, directory, symbolicLink, fifo, socket, characterDevice, blockDevice, unknown
@@ -170,12 +171,17 @@ public struct FileStatus: Sendable {
     /// The inode's last change: rename(2) sets it, so for a spool entry it
     /// is when the entry last changed state.
     public let changed: Timestamp
+    /// When the inode was made; rename(2) keeps it, so an entry's is when
+    /// its record was written (intake renames the dropped file). Nil where
+    /// the file system does not record it.
+    public let born: Timestamp?
     public let device: UInt64
+    public let inode: UInt64
     /// Hard links to the file: more than one means another name elsewhere.
     public let links: Int
 
-    init(_ info: stat) {
-        switch info.st_mode & S_IFMT {
+    init(_ info: courier_status) {
+        switch mode_t(info.mode) & S_IFMT {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory
         case S_IFLNK: kind = .symbolicLink
@@ -185,11 +191,22 @@ public struct FileStatus: Sendable {
         case S_IFBLK: kind = .blockDevice
         default: kind = .unknown
         }
-        size = Int(info.st_size)
-        mode = info.st_mode & 0o7777
-        modified = Timestamp(secondsSinceEpoch: Int64(info.st_mtim.tv_sec), nanoseconds: Int64(info.st_mtim.tv_nsec))
-        changed = Timestamp(secondsSinceEpoch: Int64(info.st_ctim.tv_sec), nanoseconds: Int64(info.st_ctim.tv_nsec))
-        device = UInt64(info.st_dev)
-        links = Int(info.st_nlink)
+        size = Int(info.size)
+        mode = info.mode & 0o7777
+        modified = Timestamp(
+            secondsSinceEpoch: info.modified_seconds, nanoseconds: Int64(info.modified_nanoseconds))
+        changed = Timestamp(secondsSinceEpoch: info.changed_seconds, nanoseconds: Int64(info.changed_nanoseconds))
+        born =
+            info.has_birth != 0
+            ? Timestamp(secondsSinceEpoch: info.born_seconds, nanoseconds: Int64(info.born_nanoseconds)) : nil
+        device = info.device
+        inode = info.inode
+        links = Int(info.links)
+    }
+
+    /// Whether two names are one file: the two halves of a rename a power
+    /// cut left undone, or a hard link.
+    public func isSameFile(as other: FileStatus) -> Bool {
+        device == other.device && inode == other.inode
     }
 }

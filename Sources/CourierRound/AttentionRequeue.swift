@@ -11,11 +11,12 @@ import CourierSupport
 /// refused file, a certificate) stays for a person, and so does what a
 /// held or unconfigured subscriber would only leave waiting.
 struct AttentionRequeue {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
-    let ledger: Ledger
     let round: RoundID
     let log: EventLog
+
+    private var spool: Spool { session.spool }
 
     /// How many entries went back to `queued/`.
     func run() throws(SpoolError) -> Int {
@@ -59,7 +60,8 @@ struct AttentionRequeue {
         }
         guard !chosen.isEmpty else { return 0 }
         let now = Timestamp.now()
-        try ledger.append(
+        var transition = Transition()
+        transition.lines =
             chosen.map { entry, failure in
                 LedgerLine(
                     time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
@@ -67,19 +69,10 @@ struct AttentionRequeue {
                     detail: "send-now --attention: sent again after a transient failure ("
                         + (TransientFailure.reason(in: failure) ?? "HTTP \(failure.status)")
                         + "): needsAttention/ → queued/")
-            })
-        var moved = 0
-        for (entry, _) in chosen {
-            do {
-                try spool.move(entry.fileName, from: .needsAttention, to: .queued)
-                moved += 1
-            } catch {
-                // A person settled it meanwhile: theirs is the last word.
-                guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
             }
-        }
-        try spool.sync([.needsAttention, .queued])
-        return moved
+        transition.moves = chosen.map { .init($0.0, from: .needsAttention, to: .queued) }
+        // One a person settled meanwhile stays where they put it.
+        return chosen.count - (try session.commit(transition)).vanished.count
     }
 
     private static func ledgerKey(_ subscriber: String, _ key: String) -> String { subscriber + "\t" + key }

@@ -1,4 +1,5 @@
 import CourierConfig
+import CourierPosix
 import CourierSpool
 import Foundation
 
@@ -84,13 +85,16 @@ struct BatchSizes {
 
     /// Writes the states that changed (atomically, §1); a steady size
     /// writes nothing.
-    func save(to spool: Spool) throws(SpoolError) {
+    func save(to session: SpoolSession) throws(SpoolError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        var transition = Transition()
         for (name, state) in states.sorted(by: { $0.key < $1.key }) where loaded[name] != state {
             // Encoding three integers cannot fail.
             guard let data = try? encoder.encode(state) else { continue }
-            try spool.writeControlFile(Self.fileName(name), Array(data) + [0x0A])
+            transition.newFiles.append(
+                .init(Array(data) + [0x0A], as: FileName(Self.fileName(name)), in: .control, replacing: true))
         }
+        try session.commit(transition)
     }
 }

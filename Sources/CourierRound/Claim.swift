@@ -9,11 +9,12 @@ import CourierSpool
 /// name: a regular file, one link, within `max-record-size`, read whole,
 /// and a record whose id is the entry's.
 struct Claimer {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
-    let ledger: Ledger
     let round: RoundID
     let log: EventLog
+
+    private var spool: Spool { session.spool }
 
     enum Claim {
         case claimed(DeliveryItem)
@@ -30,14 +31,21 @@ struct Claimer {
     /// between this pass reading its name and this claim, and its settled
     /// file then is no twin.
     func claim(_ entry: EntryName) throws(RoundError) -> Claim {
-        do {
-            try spool.move(entry.fileName, from: .queued, to: .sending)
-        } catch {
-            if case .rename(_, _, let errno) = error, errno == .noSuchFile { return .vanished }
-            throw .spool(error)
+        let renamed: ClaimRename
+        do { renamed = try session.claim(entry.fileName, from: .state(.queued)) } catch { throw .spool(error) }
+        switch renamed {
+        case .vanished:
+            return .vanished
+        case .occupied:
+            // This round's own claim of that name is in sending/: what is
+            // left in queued/ was dropped under its name since.
+            guard let safe = try flag(entry, from: .queued, twinOf: "sending/") else { return .vanished }
+            return .flaggedTwin(safe)
+        case .claimed:
+            break
         }
         if let settled = try settledTwin(of: entry) {
-            guard let safe = try flag(entry, twinOf: settled) else { return .vanished }
+            guard let safe = try flag(entry, from: .sending, twinOf: settled) else { return .vanished }
             return .flaggedTwin(safe)
         }
         switch spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize) {
@@ -84,16 +92,20 @@ struct Claimer {
     }
 
     /// A twin would replace the settled entry (or another worker's claim)
-    /// and be sent under its key: it is flagged instead, unchanged, from
-    /// `sending/`, as intake flags a different body under a used id. Nil
-    /// when it had vanished.
-    private func flag(_ entry: EntryName, twinOf place: String) throws(RoundError) -> FileName? {
-        let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: .now())
+    /// and be sent under its key: it is flagged instead, unchanged, as
+    /// intake flags a different body under a used id. Nil when it had
+    /// vanished.
+    private func flag(_ entry: EntryName, from state: SpoolState, twinOf place: String) throws(RoundError)
+        -> FileName?
+    {
+        let now = Timestamp.now()
         do {
-            return try flagger.flag(
-                entry.fileName, from: .sending,
-                reason: "\(place)\(entry) already exists; a file dropped under an entry's name cannot "
-                    + "replace it")
+            let safe = try FlaggedName.make(for: entry.fileName, at: now, in: spool.directory(.needsAttention))
+            let flagging = Transition.flag(
+                entry.fileName, from: .state(state), as: safe,
+                reason: "\(place)\(entry) already exists; a file dropped under an entry's name cannot replace it",
+                round: round.value, at: now)
+            return try session.commit(flagging).vanished.isEmpty ? safe : nil
         } catch {
             throw .spool(error)
         }
@@ -114,13 +126,10 @@ struct Claimer {
             time: .now(), round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
             event: .needsAttention, detail: "subscriber \(entry.subscriber) is not configured")
         do {
-            try ledger.append(line)
-            try spool.move(entry.fileName, from: .queued, to: .needsAttention)
-            try spool.sync([.queued, .needsAttention])
+            let transition = Transition(lines: [line], moves: [.init(entry, from: .queued, to: .needsAttention)])
+            return try session.commit(transition).vanished.isEmpty
         } catch {
-            if case .rename(_, _, let errno) = error, errno == .noSuchFile { return false }
             throw .spool(error)
         }
-        return true
     }
 }

@@ -8,10 +8,11 @@ import CourierSpool
 /// spool was shared: no single-worker round can be running (every worker
 /// holds `round.lock` shared), so they go back too.
 struct DeadWorkers {
-    let spool: Spool
-    let ledger: Ledger
+    let session: SpoolSession
     let round: RoundID
     let log: EventLog
+
+    private var spool: Spool { session.spool }
 
     func recover() throws(SpoolError) -> Int {
         let root = spool.sendingRoot
@@ -28,53 +29,31 @@ struct DeadWorkers {
             guard claims > 0, let lock = try spool.lockIfDead(name) else { continue }
             let folder: DirectoryHandle
             do { folder = try root.openDirectory(name, as: "sending/\(name)") } catch { throw SpoolError(error) }
+            let claimed: [FileName]
+            do { claimed = try folder.sortedNames() } catch { throw SpoolError(error) }
             recovered += try withExtendedLifetime(lock) { () throws(SpoolError) -> Int in
-                try returnToQueued(from: folder, why: "worker \(name) stopped with it in sending/\(name)/")
+                try returnToQueued(
+                    claimed, from: .claims(of: name), why: "worker \(name) stopped with it in sending/\(name)/")
             }
         }
-        if !loose.isEmpty { recovered += try returnToQueued(loose, from: root, why: "was in sending/") }
+        if !loose.isEmpty { recovered += try returnToQueued(loose, from: .sendingRoot, why: "was in sending/") }
         return recovered
     }
 
-    private func returnToQueued(from folder: DirectoryHandle, why: String) throws(SpoolError) -> Int {
-        let names: [FileName]
-        do { names = try folder.sortedNames() } catch { throw SpoolError(error) }
-        return try returnToQueued(names, from: folder, why: why)
-    }
-
-    /// The ledger lines first, then the renames, then the folders' fsyncs:
-    /// a crash in between leaves them for the next worker to recover.
-    private func returnToQueued(_ names: [FileName], from folder: DirectoryHandle, why: String) throws(SpoolError)
-        -> Int
-    {
+    /// One transition: the ledger lines, then the renames, then the
+    /// folders' fsyncs; a crash in between leaves them for the next worker.
+    private func returnToQueued(_ names: [FileName], from place: SpoolPlace, why: String) throws(SpoolError) -> Int {
         guard !names.isEmpty else { return 0 }
         let now = Timestamp.now()
-        try ledger.append(
-            names.map { name in
-                let entry = EntryName(fileName: name)
-                return LedgerLine(
-                    time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
-                    key: entry?.key.description ?? name.description, event: .recovered,
-                    detail: "\(why); back to queued/")
-            })
-        let queued = spool.directory(.queued)
-        var moved = 0
-        do {
-            for name in names {
-                do {
-                    try spool.faults?.check(.rename)
-                    try folder.rename(name, to: queued, as: name)
-                    moved += 1
-                } catch let error where error.errno == .noSuchFile {
-                    continue
-                }
-            }
-            try spool.faults?.check(.sync)
-            try folder.sync()
-            try queued.sync()
-        } catch {
-            throw SpoolError(error)
+        var transition = Transition()
+        transition.lines = names.map { name in
+            let entry = EntryName(fileName: name)
+            return LedgerLine(
+                time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
+                key: entry?.key.description ?? name.description, event: .recovered, detail: "\(why); back to queued/")
         }
+        transition.moves = names.map { Transition.Move($0, from: place, to: .state(.queued)) }
+        let moved = names.count - (try session.commit(transition)).vanished.count
         log(.notice, "recovered \(moved) entries: \(why)")
         return moved
     }

@@ -27,10 +27,10 @@ final class DeliveryAuthorization {
     /// newer one is final.
     private var replaced: [SubscriberName: Int] = [:]
 
-    init(spool: Spool, configuration: Configuration, ledger: Ledger, log: EventLog, round: RoundID, timeout: Duration) {
-        // Every token is known to the ledger before it can be sent, so an
-        // answer that echoes it is redacted.
-        tokens = OAuthTokens(spool: spool, redactor: configuration.redactor, log: log, learn: ledger.addSecret)
+    init(session: SpoolSession, configuration: Configuration, log: EventLog, round: RoundID, timeout: Duration) {
+        // Every token is known to the session's ledger before it can be
+        // sent, so an answer that echoes it is redacted.
+        tokens = OAuthTokens(session: session, redactor: configuration.redactor, log: log)
         self.timeout = timeout
         self.round = round
         redactor = configuration.redactor

@@ -15,7 +15,7 @@ final class DeliveryPass {
     private let round: RoundID
     private let mode: RoundMode
     private let clock: () -> MonotonicInstant
-    private let spool: Spool
+    private let session: SpoolSession
     private let log: EventLog
     private let makeTransport: (Duration) throws(CurlError) -> any Transport
     /// Made on first use: an empty round never initialises curl and TLS.
@@ -42,7 +42,7 @@ final class DeliveryPass {
     private var batchSizes: BatchSizes
 
     init(
-        spool: Spool, configuration: Configuration, ledger: Ledger, round: RoundID, mode: RoundMode,
+        session: SpoolSession, configuration: Configuration, round: RoundID, mode: RoundMode,
         summary: RoundSummary, log: EventLog = .silent,
         transport makeTransport: @escaping (Duration) throws(CurlError) -> any Transport = {
             timeout throws(CurlError) in
@@ -57,12 +57,12 @@ final class DeliveryPass {
         self.summary = summary
         self.makeTransport = makeTransport
         self.clock = clock
-        self.spool = spool
+        self.session = session
         self.log = log
-        intake = IntakeSession(
-            intake: Intake(spool: spool, configuration: configuration, ledger: ledger, round: round))
+        let spool = session.spool
+        intake = IntakeSession(intake: Intake(session: session, configuration: configuration, round: round))
         feed = try DeliveryFeed(spool: spool, intake: intake)
-        claimer = Claimer(spool: spool, configuration: configuration, ledger: ledger, round: round, log: log)
+        claimer = Claimer(session: session, configuration: configuration, round: round, log: log)
         builder = RequestBuilder(configuration: configuration, session: round)
         var settler = Settler(
             round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter)
@@ -74,10 +74,10 @@ final class DeliveryPass {
                     + "of file times, where courier counts an entry's retries; failures need attention instead")
         }
         self.settler = settler
-        commits = GroupCommit(spool: spool, ledger: ledger, log: log)
+        commits = GroupCommit(session: session, log: log)
         batchSizes = BatchSizes(configuration: configuration, spool: spool)
         authorization = DeliveryAuthorization(
-            spool: spool, configuration: configuration, ledger: ledger, log: log, round: round,
+            session: session, configuration: configuration, log: log, round: round,
             timeout: mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout)
         let holds: [Hold]
         do { holds = try spool.holds() } catch { throw .spool(error) }
@@ -91,6 +91,14 @@ final class DeliveryPass {
             if let subscriber = SubscriberName(name) { admission.stop(subscriber, leaving: 0) }
         }
         breaker = Breaker(configuration: configuration)
+        // Tokens come before the serial lock: one slow token endpoint must
+        // not hold every worker's intake.
+        intake.beforeSerialLock = { [authorization, admission, configuration] in
+            for subscriber in configuration.subscribers
+            where subscriber.oauth != nil && admission.isOpen(subscriber.name) {
+                _ = authorization.bearer(for: subscriber)
+            }
+        }
     }
 
     func run() throws(RoundError) -> RoundSummary {
@@ -117,7 +125,7 @@ final class DeliveryPass {
         }
         try commits.commit()
         summary.add(intake.report)
-        do { try batchSizes.save(to: spool) } catch { throw .spool(error) }
+        do { try batchSizes.save(to: session) } catch { throw .spool(error) }
         for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
         summary.tokenErrors = authorization.summary
         for (name, text) in (summary.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -272,27 +280,25 @@ final class DeliveryPass {
     /// as recovery would put them, in the next group commit.
     private func putBack(_ left: [DeliveryFeed.Item], subscriber: Subscriber, because reason: String) {
         let now = Timestamp.now()
-        var lines: [LedgerLine] = []
-        var moves: [(EntryName, SpoolState)] = []
+        var transition = Transition()
         for case .claimed(let item) in left {
-            lines.append(
+            transition.lines.append(
                 LedgerLine(
                     time: now, round: round.value, subscriber: subscriber.name.value, key: item.entry.key.description,
                     event: .recovered, detail: "\(reason); back to queued/"))
-            moves.append((item.entry, .queued))
+            transition.moves.append(.init(item.entry, from: .sending, to: .queued))
         }
-        hand(lines: lines, moves: moves, at: clock())
+        hand(transition, at: clock())
     }
 
-    /// Lines and moves for the next group commit. What goes (back) to
+    /// A transition for the next group commit. What goes (back) to
     /// `queued/` while the feed's stream runs is already counted or
     /// settled by this pass: the stream passes over it.
-    private func hand(
-        lines: [LedgerLine], moves: [(EntryName, SpoolState)], tags: [EntityTagUpdate] = [],
-        stamps: [(EntryName, Timestamp)] = [], at now: MonotonicInstant
-    ) {
-        for (entry, state) in moves where state == .queued { feed.passOver(entry) }
-        commits.add(lines: lines, moves: moves, tags: tags, stamps: stamps, at: now)
+    private func hand(_ transition: Transition, at now: MonotonicInstant) {
+        for move in transition.moves where move.to == .state(.queued) {
+            if let entry = EntryName(fileName: move.newName) { feed.passOver(entry) }
+        }
+        commits.add(transition, at: now)
     }
 
     private func launch(_ request: PendingRequest) throws(RoundError) {
@@ -334,7 +340,9 @@ final class DeliveryPass {
                 time: now, round: round.value, subscriber: subscriber.name.value, key: entry.key.description,
                 event: .needsAttention, detail: reason)
         }
-        hand(lines: lines, moves: entries.map { ($0, .needsAttention) }, at: clock())
+        hand(
+            Transition(lines: lines, moves: entries.map { .init($0, from: .sending, to: .needsAttention) }), at: clock()
+        )
         summary.subscribers[subscriber.name.value, default: SubscriberTally()].needsAttention += entries.count
         for entry in entries { noteAttention(entry) }
     }
@@ -379,7 +387,7 @@ final class DeliveryPass {
                 waiting.append(again)
                 summary.retries += request.items.count
                 summary.subscribers[subscriber.name.value, default: SubscriberTally()].retries += request.items.count
-                hand(lines: authorization.retryLines(request, response, now: now), moves: [], at: clock())
+                hand(Transition(lines: authorization.retryLines(request, response, now: now)), at: clock())
                 continue
             }
             if breaker.record(response, for: subscriber.name) { stop(subscriber, now: now) }
@@ -398,8 +406,7 @@ final class DeliveryPass {
                         subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay,
                         lastResponse: response))
             }
-            hand(
-                lines: settled.lines, moves: settled.moves, tags: settled.tags, stamps: settled.stamps, at: clock())
+            hand(settled.transition, at: clock())
         }
     }
 
@@ -426,15 +433,16 @@ final class DeliveryPass {
                         time: now, round: round.value, subscriber: subscriber.name.value, key: $0.entry.key.description,
                         event: .recovered, detail: "\(subscriber.name) not answering; back to queued/")
                 }
-                hand(lines: lines, moves: request.items.map { ($0.entry, .queued) }, at: clock())
+                hand(
+                    Transition(lines: lines, moves: request.items.map { .init($0.entry, from: .sending, to: .queued) }),
+                    at: clock())
                 continue
             }
             var tried = request
             tried.attempt -= 1
             let settled = settler.settle(
                 tried, last, batchSize: wanted(by: subscriber), now: now, stopped: true, into: &summary)
-            hand(
-                lines: settled.lines, moves: settled.moves, tags: settled.tags, stamps: settled.stamps, at: clock())
+            hand(settled.transition, at: clock())
         }
     }
 }

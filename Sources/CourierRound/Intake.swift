@@ -27,10 +27,11 @@ public struct IntakeReport: Sendable, Equatable {
 /// for its workout. Accepted files are made durable in groups by
 /// `IntakeCommit`.
 package struct Intake {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
-    let ledger: Ledger
     let round: RoundID
+
+    var spool: Spool { session.spool }
 
     /// Dropped files committed together: one ledger fsync and one directory
     /// fsync per group. A group holds its records' bytes until it commits,
@@ -195,10 +196,13 @@ package struct Intake {
         }
     }
 
-    /// Flags a dropped file (see `Flagger`) and counts it.
+    /// Flags a dropped file (`Transition.flag`) and counts it.
     private func flag(_ name: FileName, reason: String, report: inout IntakeReport) throws(SpoolError) {
-        let flagger = Flagger(spool: spool, ledger: ledger, round: round, now: .now())
-        guard let safe = try flagger.flag(name, reason: reason) else { return }
+        let now = Timestamp.now()
+        let safe = try FlaggedName.make(for: name, at: now, in: spool.directory(.needsAttention))
+        let flagging = Transition.flag(
+            name, from: .state(.queued), as: safe, reason: reason, round: round.value, at: now)
+        guard try session.commit(flagging).vanished.isEmpty else { return }
         report.invalid += 1
         report.flagged.append(safe.description)
     }
@@ -225,9 +229,14 @@ package struct Intake {
         switch spool.readChecked(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize) {
         case .vanished: break
         case .read(let earlier) where earlier == record.bytes:
-            do { try spool.directory(.queued).remove(name) } catch {
-                throw SpoolError(error)
-            }
+            try session.commit(
+                Transition(
+                    lines: [
+                        LedgerLine(
+                            time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .duplicate,
+                            detail: "same route already in awaitingRoute/\(routeName); "
+                                + "\(FlaggedName.printable(name)) removed")
+                    ], removals: [.init(name, in: .state(.queued))]))
             report.duplicates += 1
             return
         case .read, .refused:
@@ -236,14 +245,15 @@ package struct Intake {
                 report: &report)
             return
         }
-        try spool.deliverNewFile(record.bytes, named: routeName, into: .awaitingRoute)
-        try ledger.append(
-            LedgerLine(
-                time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
-                detail: "route for \(workout) from \(FlaggedName.printable(name))"))
-        do { try spool.directory(.queued).remove(name) } catch {
-            throw SpoolError(error)
-        }
+        // The route is durable under its new name before its dropped name goes.
+        try session.commit(
+            Transition(
+                lines: [
+                    LedgerLine(
+                        time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
+                        detail: "route for \(workout) from \(FlaggedName.printable(name))")
+                ], removals: [.init(name, in: .state(.queued))],
+                newFiles: [.init(record.bytes, as: routeName, in: .state(.awaitingRoute), replacing: false)]))
         report.routesKept += 1
     }
 }

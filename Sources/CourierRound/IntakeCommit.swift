@@ -2,20 +2,19 @@ import CourierPosix
 import CourierRecords
 import CourierSpool
 
-/// Intake's group commit: makes a group of accepted files durable entries.
-/// The dropped files' data is synced first (one syncfs for the group), the
-/// copies for a record's second and later subscribers are staged and
-/// fsynced under `tmp/`, the group's ledger lines are appended with one
-/// fsync, then everything is renamed into place and the folders fsynced.
-/// The dropped file itself becomes the first subscriber's entry by a
-/// rename: its bytes are the body, so it is never copied. An entry the
-/// round will send now is renamed straight into `sending/` — claimed at
-/// birth; recovery returns it to `queued/` if the round dies. A crash
-/// anywhere leaves the dropped file (or its entry) in place, and intake of
-/// it again finds identical entries: a duplicate, not a conflict.
+/// Intake's group commit: a group of accepted files becomes one
+/// transition. The dropped files' data is made durable with the copies for
+/// a record's second and later subscribers, staged under `tmp/`; the
+/// group's ledger lines go next; then the copies are renamed into place,
+/// and only then the dropped files themselves. The dropped file becomes
+/// the first subscriber's entry by a rename: its bytes are the body, so it
+/// is never copied. An entry the round will send now is renamed straight
+/// into `sending/` — claimed at birth; recovery returns it to `queued/` if
+/// the round dies. A crash anywhere leaves the dropped file (or its entry)
+/// in place, and intake of it again finds identical entries: a duplicate,
+/// not a conflict.
 struct IntakeCommit {
-    let spool: Spool
-    let ledger: Ledger
+    let session: SpoolSession
     let round: RoundID
 
     /// Returns the entries that went to `sending/`, with their bytes.
@@ -24,7 +23,6 @@ struct IntakeCommit {
     {
         guard !group.isEmpty else { return [] }
         report.groups += 1
-        try syncDroppedFiles(group)
         let now = Timestamp.now()
         // Asked once per entry: the answer may count what stays queued. The
         // dropped file itself goes to sending/ only if nobody has written to
@@ -36,35 +34,39 @@ struct IntakeCommit {
                     ? SpoolState.sending : accepted.target
             }
         }
-        var staged: [(temporary: FileName, entry: EntryName, target: SpoolState)] = []
-        // Whatever was staged and not renamed when this fails goes: a
-        // failed group leaves no orphans in tmp/.
-        var renamed = 0
-        defer { for (temporary, _, _) in staged.dropFirst(renamed) { try? spool.tmp.remove(temporary) } }
+        var transition = Transition()
+        // The dropped bytes reach the disk before any name or line says
+        // they are an entry: after a power cut an entry is never empty
+        // (Postfix's pickup does the same before cleanup takes a message).
+        transition.durable = group.filter { !$0.entries.isEmpty }.map(\.file)
+        transition.lines = group.flatMap { lines($0, now: now) }
         for (accepted, targets) in zip(group, targets) {
             for (entry, target) in zip(accepted.entries, targets).dropFirst() {
-                staged.append((try spool.stageFile(accepted.record.bytes, for: entry.fileName), entry, target))
+                transition.newFiles.append(
+                    .init(accepted.record.bytes, as: entry.fileName, in: .state(target), replacing: false))
             }
-        }
-        try ledger.append(group.flatMap { lines($0, now: now) })
-        for (temporary, entry, target) in staged {
-            // The folders are fsynced once for the group, below.
-            do {
-                try spool.tmp.publish(
-                    temporary, to: spool.directory(target), as: entry.fileName, syncDirectory: false,
-                    faults: spool.faults)
-            } catch {
-                throw SpoolError(error)
+            guard let first = accepted.entries.first, let target = targets.first else {
+                // A dropped file every subscriber already had goes.
+                transition.removals.append(.init(accepted.name, in: .state(.queued)))
+                continue
             }
-            renamed += 1
+            // An entry's modification time is its intake time: route-wait
+            // and prune count from it, not from when a script wrote it.
+            transition.stamps.append(.init(accepted.name, in: .state(.queued), to: .now))
+            transition.moves.append(.init(accepted.name, from: .state(.queued), to: .state(target), as: first.fileName))
         }
+        let committed = try session.commit(transition)
+        // A person who moved a dropped file away meanwhile does not lose the
+        // record: its bytes, read and checked, are written as the entry.
+        var rewritten = Transition()
+        for move in committed.vanished {
+            guard let accepted = group.first(where: { $0.name == move.name }) else { continue }
+            rewritten.newFiles.append(.init(accepted.record.bytes, as: move.newName, in: move.to, replacing: false))
+        }
+        try session.commit(rewritten)
+
         var claimed: [DeliveryItem] = []
         for (accepted, targets) in zip(group, targets) {
-            if let first = accepted.entries.first, let target = targets.first {
-                try finish(accepted, as: first, into: target)
-            } else {
-                try removeRepeat(accepted)
-            }
             report.accepted += accepted.entries.count
             report.duplicates += accepted.duplicates.count
             if accepted.target == .awaitingRoute { report.routesKept += 1 }
@@ -72,33 +74,7 @@ struct IntakeCommit {
                 claimed.append(DeliveryItem(entry: entry, body: accepted.record.bytes))
             }
         }
-        var touched: Set<SpoolState> = [.queued]
-        if group.contains(where: { $0.target == .awaitingRoute }) { touched.insert(.awaitingRoute) }
-        if !claimed.isEmpty { touched.insert(.sending) }
-        try spool.sync(touched)
         return claimed
-    }
-
-    /// The dropped bytes reach the disk before any name or line says they
-    /// are an entry: after a power cut an entry is never empty. One syncfs
-    /// covers the whole group (the files are on the spool's file system);
-    /// a group of one takes the cheaper fsync, and so does each file where
-    /// syncfs does nothing (FUSE: a spool on GlusterFS).
-    private func syncDroppedFiles(_ group: [Intake.Accepted]) throws(SpoolError) {
-        let taken = group.filter { !$0.entries.isEmpty }
-        do {
-            if taken.count > 1 && spool.syncfsReachesDisk {
-                try spool.faults?.check(.sync)
-                try spool.directory(.queued).syncFileSystem()
-                return
-            }
-            for accepted in taken {
-                try spool.faults?.check(.sync)
-                try accepted.file.sync()
-            }
-        } catch {
-            throw SpoolError(error)
-        }
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.
@@ -117,44 +93,11 @@ struct IntakeCommit {
                     event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
             }
     }
-
-    /// A dropped file every subscriber already had goes.
-    private func removeRepeat(_ accepted: Intake.Accepted) throws(SpoolError) {
-        do { try spool.directory(.queued).remove(accepted.name) } catch {
-            throw SpoolError(error)
-        }
-    }
-
-    /// The dropped file becomes the first entry.
-    private func finish(_ accepted: Intake.Accepted, as first: EntryName, into target: SpoolState)
-        throws(SpoolError)
-    {
-        // An entry's modification time is its intake time: route-wait and
-        // prune count from it, not from when a script wrote it. A file
-        // courier may not touch (read-only, another owner) keeps its own
-        // time rather than block the round.
-        try? spool.directory(.queued).touch(accepted.name)
-        try takeDroppedFile(accepted, as: first, into: target)
-    }
-
-    /// The dropped file becomes the first entry by rename. A person who
-    /// moved it away meanwhile does not lose the record: its bytes, read and
-    /// checked, are written as the entry instead.
-    private func takeDroppedFile(_ accepted: Intake.Accepted, as entry: EntryName, into target: SpoolState)
-        throws(SpoolError)
-    {
-        do {
-            try spool.move(accepted.name, from: .queued, to: target, as: entry.fileName)
-        } catch {
-            guard case .rename(_, _, let errno) = error, errno == .noSuchFile else { throw error }
-            try spool.deliverNewFile(accepted.record.bytes, named: entry.fileName, into: target)
-        }
-    }
 }
 
 extension Intake.Accepted {
     /// The dropped file has the size and time it had when its bytes were
-    /// read (checked after the group's sync, just before the rename).
+    /// read (checked just before the group commits).
     var isUnchanged: Bool {
         guard let before = readAs, let now = try? file.status() else { return false }
         return now.size == before.size && now.modified == before.modified && now.size == record.bytes.count

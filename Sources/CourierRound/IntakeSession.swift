@@ -19,6 +19,10 @@ final class IntakeSession {
     /// between workers, and a file another worker took is gone by the time
     /// this one looks.
     private var serial: RoundLock?
+    /// Runs before the serial lock is taken: what may wait on the network
+    /// (an OAuth token for a subscriber intake sends to) is fetched here,
+    /// never while the other workers wait for the lock.
+    var beforeSerialLock: () -> Void = {}
 
     init(intake: Intake) {
         self.intake = intake
@@ -32,7 +36,10 @@ final class IntakeSession {
     /// or added to the group.
     /// `kind`: what the directory listing said it is, if it did.
     func offer(_ name: FileName, kind: FileStatus.Kind?) throws(SpoolError) {
-        if serial == nil { serial = try intake.spool.serialLock() }
+        if serial == nil {
+            beforeSerialLock()
+            serial = try intake.session.serialLock()
+        }
         guard let accepted = try intake.take(name, kind: kind, planned: &planned, into: &report) else {
             if group.isEmpty { serial = nil }
             return
@@ -51,7 +58,7 @@ final class IntakeSession {
             groupBytes = 0
             serial = nil
         }
-        return try IntakeCommit(spool: intake.spool, ledger: intake.ledger, round: intake.round)
+        return try IntakeCommit(session: intake.session, round: intake.round)
             .commit(group, sendNow: sendNow, into: &report)
     }
 }

@@ -20,12 +20,14 @@ public struct NotifierHealth: Codable, Sendable, Equatable {
 /// summary as JSON on its standard input (docs/design.md §7).
 public struct Notifier {
     let configuration: Configuration
-    let spool: Spool
+    let session: SpoolSession
 
-    public init(configuration: Configuration, spool: Spool) {
+    public init(configuration: Configuration, session: SpoolSession) {
         self.configuration = configuration
-        self.spool = spool
+        self.session = session
     }
+
+    private var spool: Spool { session.spool }
 
     /// Whether this summary calls for a notification under the configured mode.
     public func wants(_ summary: RoundSummary) -> Bool {
@@ -46,13 +48,17 @@ public struct Notifier {
             working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
         if let problem = run(command, summary: summary) {
             health.working = false
-            health.detail = problem
+            // The notifier's own words may carry a secret, as a server's may.
+            health.detail = session.redact(problem)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         if let data = try? encoder.encode(health) {
             // Losing the health note must not fail the round that delivered.
-            try? spool.writeControlFile(NotifierHealth.file, Array(data) + [0x0A])
+            _ = try? session.commit(
+                Transition(newFiles: [
+                    .init(Array(data) + [0x0A], as: FileName(NotifierHealth.file), in: .control, replacing: true)
+                ]))
         }
         return health
     }

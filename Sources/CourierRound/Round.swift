@@ -7,7 +7,7 @@ import Glibc
 /// One round: recover → intake → routes → deliver → summary → notify. Every step is safe
 /// to repeat, so a round killed at any instant is finished by the next.
 public struct Round {
-    public let spool: Spool
+    public let session: SpoolSession
     public let configuration: Configuration
     public let mode: RoundMode
     public let log: EventLog
@@ -15,8 +15,9 @@ public struct Round {
     /// back to queued/ before delivery (`AttentionRequeue`).
     public var retryAttention = false
 
-    public init(spool: Spool, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
-        self.spool = spool
+    /// `session`: opened as this process's worker on a shared spool.
+    public init(session: SpoolSession, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
+        self.session = session
         self.configuration = configuration
         self.mode = mode
         self.log = log
@@ -24,13 +25,15 @@ public struct Round {
 
     public static let lastRoundFile = "last-round.json"
 
+    private var spool: Spool { session.spool }
+
     /// Runs a round unless another holds the spool; with `wait`, waits for it.
-    /// On a shared spool (`shared = yes`) the round is this worker's: it
-    /// claims into `sending/WORKER/` and runs beside the other workers'.
+    /// On a shared spool (`shared = yes`) the round is the session's
+    /// worker's: it claims into `sending/WORKER/` and runs beside the other
+    /// workers'.
     public func run(wait: Bool) throws(RoundError) -> RoundResult {
         let lock: [RoundLock]?
         do {
-            if let worker = configuration.worker, spool.worker == nil { try spool.join(as: worker) }
             lock = try spool.lockWorkerRound(wait: wait)
         } catch {
             throw .spool(error)
@@ -45,24 +48,24 @@ public struct Round {
         let started = Timestamp.now()
         let clock = MonotonicInstant.now()
         let round = RoundID.make(at: started)
-        let ledger = Ledger(
-            directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: configuration.redactor,
-            worker: spool.worker)
+        session.actor = round.value
+        defer { session.actor = "-" }
+        // Whatever the session was opened with, this configuration's
+        // secrets never reach the ledger.
+        session.addSecrets(of: configuration.redactor)
         log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
         do {
-            summary.recovered = try Recovery(spool: spool, ledger: ledger, round: round).run()
+            summary.recovered = try Recovery(session: session, round: round).run()
             // Also on a spool no longer shared: what its workers left in
             // their folders of sending/ goes back (every worker is dead
             // while this round holds round.lock alone).
-            summary.recovered += try DeadWorkers(spool: spool, ledger: ledger, round: round, log: log).recover()
-            try attachRoutes(ledger: ledger, round: round, started: started, into: &summary)
+            summary.recovered += try DeadWorkers(session: session, round: round, log: log).recover()
+            try attachRoutes(round: round, started: started, into: &summary)
             if retryAttention {
-                let serial = try spool.serialLock()
+                let serial = try session.serialLock()
                 summary.fromAttention = try withExtendedLifetime(serial) { () throws(SpoolError) -> Int in
-                    try AttentionRequeue(
-                        spool: spool, configuration: configuration, ledger: ledger, round: round, log: log
-                    ).run()
+                    try AttentionRequeue(session: session, configuration: configuration, round: round, log: log).run()
                 }
             }
         } catch {
@@ -72,18 +75,17 @@ public struct Round {
         // (`IntakeSession`). Routes and workouts it put in awaitingRoute/ are
         // matched after it, and what that frees is sent by a second pass.
         let first = try DeliveryPass(
-            spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode, summary: summary,
-            log: log)
+            session: session, configuration: configuration, round: round, mode: mode, summary: summary, log: log)
         summary = try first.run()
         if first.intakeReport.routesKept > 0 {
             let attached = summary.routesAttached
-            do { try attachRoutes(ledger: ledger, round: round, started: started, into: &summary) } catch {
+            do { try attachRoutes(round: round, started: started, into: &summary) } catch {
                 throw .spool(error)
             }
             if summary.routesAttached > attached {
                 summary = try DeliveryPass(
-                    spool: spool, configuration: configuration, ledger: ledger, round: round, mode: mode,
-                    summary: summary, log: log
+                    session: session, configuration: configuration, round: round, mode: mode, summary: summary,
+                    log: log
                 ).run()
             }
         }
@@ -92,21 +94,30 @@ public struct Round {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         if let data = try? encoder.encode(summary) {
-            do { try spool.writeControlFile(Self.lastRoundFile, Array(data) + [0x0A]) } catch { throw .spool(error) }
+            do {
+                try session.commit(
+                    Transition(newFiles: [
+                        .init(Array(data) + [0x0A], as: FileName(Self.lastRoundFile), in: .control, replacing: true)
+                    ]))
+            } catch {
+                throw .spool(error)
+            }
         }
-        if let health = Notifier(configuration: configuration, spool: spool).notifyIfWanted(summary), !health.working {
+        if let health = Notifier(configuration: configuration, session: session).notifyIfWanted(summary),
+            !health.working
+        {
             log(.warning, "notifications not working: \(health.detail)")
         }
         log(.debug, "round \(round) finished in \(summary.durationMilliseconds) ms")
         return summary
     }
 
-    private func attachRoutes(ledger: Ledger, round: RoundID, started: Timestamp, into summary: inout RoundSummary)
+    private func attachRoutes(round: RoundID, started: Timestamp, into summary: inout RoundSummary)
         throws(SpoolError)
     {
-        let serial = try spool.serialLock()
+        let serial = try session.serialLock()
         let routes = try withExtendedLifetime(serial) { () throws(SpoolError) -> RouteReport in
-            try RouteStep(spool: spool, configuration: configuration, ledger: ledger, round: round, now: started).run()
+            try RouteStep(session: session, configuration: configuration, round: round, now: started).run()
         }
         summary.routesAttached += routes.attached.count
         summary.routeTimeouts += routes.timedOut.count
@@ -124,9 +135,10 @@ public struct Round {
 /// Whatever is in `sending/` when a round starts was in flight when a
 /// round died: it goes back to `queued/` with the same key.
 struct Recovery {
-    let spool: Spool
-    let ledger: Ledger
+    let session: SpoolSession
     let round: RoundID
+
+    private var spool: Spool { session.spool }
 
     /// Files courier itself staged in tmp/ (`TIME.PID_N.NAME`) whose process
     /// is gone: a writer killed between write and rename. Their content is
@@ -137,18 +149,17 @@ struct Recovery {
     /// another host's writer at work would look dead from here. Other
     /// workers' leftovers wait for prune too; a lock free does not say that
     /// no command of that worker is writing.
-    private func removeDeadWritersLeftovers() throws(SpoolError) {
+    private func deadWritersLeftovers() throws(SpoolError) -> [Transition.Removal] {
         let names: [FileName]
         do { names = try spool.tmp.sortedNames() } catch { throw SpoolError(error) }
-        for name in names {
+        return names.compactMap { name in
             guard let pid = StagingNames.writer(of: name, worker: spool.worker), kill(pid, 0) != 0, errno == ESRCH
-            else { continue }
-            do { try spool.tmp.remove(name) } catch { throw SpoolError(error) }
+            else { return nil }
+            return Transition.Removal(name, in: .tmp)
         }
     }
 
     func run() throws(SpoolError) -> Int {
-        try removeDeadWritersLeftovers()
         var names: [FileName] = []
         do {
             let stream = try spool.directory(.sending).entries()
@@ -168,25 +179,17 @@ struct Recovery {
             throw SpoolError(error)
         }
         names.sort()
-        guard !names.isEmpty else { return 0 }
         let now = Timestamp.now()
-        let lines = names.map { name in
+        var transition = Transition(removals: try deadWritersLeftovers())
+        transition.lines = names.map { name in
             let entry = EntryName(fileName: name)
             return LedgerLine(
                 time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
                 key: entry?.key.description ?? name.description, event: .recovered,
                 detail: "was in sending/ when a round stopped; back to queued/")
         }
-        try ledger.append(lines)
-        for name in names {
-            do {
-                try spool.move(name, from: .sending, to: .queued)
-            } catch {
-                if case .rename(_, _, let errno) = error, errno == .noSuchFile { continue }
-                throw error
-            }
-        }
-        try spool.sync([.sending, .queued])
-        return names.count
+        transition.moves = names.map { Transition.Move($0, from: .state(.sending), to: .state(.queued)) }
+        let committed = try session.commit(transition)
+        return names.count - committed.vanished.count
     }
 }

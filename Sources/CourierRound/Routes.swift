@@ -30,11 +30,12 @@ struct RouteReport {
 /// workouts (and routes) that waited longer than `route-wait` to
 /// `needsAttention/`.
 struct RouteStep {
-    let spool: Spool
+    let session: SpoolSession
     let configuration: Configuration
-    let ledger: Ledger
     let round: RoundID
     let now: Timestamp
+
+    private var spool: Spool { session.spool }
 
     func run() throws(SpoolError) -> RouteReport {
         var report = RouteReport()
@@ -60,33 +61,39 @@ struct RouteStep {
             let targets =
                 (workouts[id] ?? []).map { ($0, SpoolState.awaitingRoute) } + (resent[id] ?? []).map { ($0, .queued) }
             if targets.isEmpty {
+                var expired = Transition()
                 try expireIfOld(
-                    routeName, key: id.value, subscriber: "-", report: &report,
+                    routeName, key: id.value, subscriber: "-", into: &expired, report: &report,
                     reason: "no workout \(id) arrived within route-wait")
+                try session.commit(expired)
                 continue
             }
             let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
             let route = JSONSplice.value(of: "data", in: routeRecord) ?? routeRecord
+            // One transition per route: the merged workouts are durable
+            // before the route goes (step 6 of the protocol).
+            var transition = Transition()
             var allAttached = true
             for (entry, state) in targets {
-                allAttached = try attach(route, to: entry, in: state, report: &report) && allAttached
+                allAttached =
+                    try attach(route, to: entry, in: state, into: &transition, report: &report) && allAttached
             }
             workouts[id] = nil
             if allAttached {
-                do { try spool.directory(.awaitingRoute).remove(routeName) } catch {
-                    throw SpoolError(error)
-                }
+                transition.removals.append(.init(routeName, in: .state(.awaitingRoute)))
             } else {
                 // Kept beside its workout for the person who fixes and resends it.
-                try spool.move(routeName, from: .awaitingRoute, to: .needsAttention)
+                transition.moves.append(.init(routeName, from: .state(.awaitingRoute), to: .state(.needsAttention)))
             }
+            try session.commit(transition)
         }
+        var expired = Transition()
         for entry in workouts.values.joined() {
             try expireIfOld(
-                entry.fileName, key: entry.key.description, subscriber: entry.subscriber.value,
+                entry.fileName, key: entry.key.description, subscriber: entry.subscriber.value, into: &expired,
                 report: &report, reason: "its GPS route did not arrive within route-wait")
         }
-        try spool.sync([.awaitingRoute, .queued, .needsAttention])
+        try session.commit(expired)
         return report
     }
 
@@ -95,52 +102,56 @@ struct RouteStep {
     /// awaitingRoute/, which the next round sends on when the route is
     /// dropped again, or times out like any other.
     /// False when the route could not be merged (the workout needs attention).
-    private func attach(_ route: [UInt8], to entry: EntryName, in state: SpoolState, report: inout RouteReport)
-        throws(SpoolError) -> Bool
-    {
+    private func attach(
+        _ route: [UInt8], to entry: EntryName, in state: SpoolState, into transition: inout Transition,
+        report: inout RouteReport
+    ) throws(SpoolError) -> Bool {
         let workout: [UInt8]
         switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
         case .vanished: return true
         case .refused(let reason):
-            try setAside(
-                entry, from: state, reason: "cannot attach the route: the workout is \(reason)", report: &report)
+            setAside(
+                entry, from: state, reason: "cannot attach the route: the workout is \(reason)", into: &transition,
+                report: &report)
             return false
         case .read(let bytes): workout = bytes
         }
         guard let merged = JSONSplice.settingRoute(route, in: workout) else {
-            try setAside(
+            setAside(
                 entry, from: state, reason: "cannot attach the route: the workout's `data` is not an object",
-                report: &report)
+                into: &transition, report: &report)
             return false
         }
         // The workout stays as it was rather than be sent cut or oversized.
         guard merged.count <= configuration.maxRecordSize else {
-            try setAside(
+            setAside(
                 entry, from: state,
                 reason: "cannot attach the route: the merged workout would be "
                     + RecordProblem.tooLarge(size: merged.count, limit: configuration.maxRecordSize).description
                     .replacingOccurrences(of: "record is ", with: ""),
-                report: &report)
+                into: &transition, report: &report)
             return false
         }
-        try spool.deliverNewFile(merged, named: entry.fileName, into: state)
-        try ledger.append(
+        transition.newFiles.append(.init(merged, as: entry.fileName, in: .state(state), replacing: true))
+        transition.lines.append(
             line(entry, .routeAttached, "route merged as data.route; \(state == .queued ? "in" : "to") queued/"))
-        if state != .queued { try spool.move(entry.fileName, from: state, to: .queued) }
+        if state != .queued { transition.moves.append(.init(entry, from: state, to: .queued)) }
         report.attached.append(entry)
         return true
     }
 
-    private func setAside(_ entry: EntryName, from state: SpoolState, reason: String, report: inout RouteReport)
-        throws(SpoolError)
-    {
-        try ledger.append(line(entry, .needsAttention, reason))
-        try spool.move(entry.fileName, from: state, to: .needsAttention)
+    private func setAside(
+        _ entry: EntryName, from state: SpoolState, reason: String, into transition: inout Transition,
+        report: inout RouteReport
+    ) {
+        transition.lines.append(line(entry, .needsAttention, reason))
+        transition.moves.append(.init(entry, from: state, to: .needsAttention))
         report.failed.append(entry.description)
     }
 
     private func expireIfOld(
-        _ name: FileName, key: String, subscriber: String, report: inout RouteReport, reason: String
+        _ name: FileName, key: String, subscriber: String, into transition: inout Transition,
+        report: inout RouteReport, reason: String
     )
         throws(SpoolError)
     {
@@ -149,10 +160,10 @@ struct RouteStep {
             throw SpoolError(error)
         }
         guard let status, now - status.modified >= configuration.routeWait else { return }
-        try ledger.append(
+        transition.lines.append(
             LedgerLine(
                 time: now, round: round.value, subscriber: subscriber, key: key, event: .routeTimeout, detail: reason))
-        try spool.move(name, from: .awaitingRoute, to: .needsAttention)
+        transition.moves.append(.init(name, from: .state(.awaitingRoute), to: .state(.needsAttention)))
         report.timedOut.append(subscriber == "-" ? name.description : "\(key)@\(subscriber)")
     }
 

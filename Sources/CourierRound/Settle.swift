@@ -67,6 +67,16 @@ struct Settler {
         var tags: [EntityTagUpdate] = []
         /// A batch that timed out halves the subscriber's batch size.
         var halvedBatchSize: Int?
+
+        /// What the group commit carries out: the lines, the stamps on the
+        /// files in `sending/`, the etags, then the moves out of it.
+        var transition: Transition {
+            var transition = Transition(
+                lines: lines, moves: moves.map { Transition.Move($0.0, from: .sending, to: $0.1) })
+            transition.stamps = stamps.map { Transition.Stamp($0.0.fileName, in: .state(.sending), to: .exactly($0.1)) }
+            transition.tags = tags
+            return transition
+        }
     }
 
     /// `stopped`: the breaker has stopped the round's requests to this
@@ -131,8 +141,12 @@ struct Settler {
                     line.detail = words.detail(reason: reason, line.detail)
                     needsAttention(verdict, &settled, &tally, &summary)
                 }
-            case .needsAttention:
+            case .needsAttention(let reason):
                 line.event = .needsAttention
+                // Courier's words first, so that no answer's text can pass
+                // for them (`TransientFailure`). A batch item's detail is
+                // courier's `name=value` fields already.
+                if verdict.result == nil { line.detail = TransientFailure.refusedDetail(reason: reason, line.detail) }
                 needsAttention(verdict, &settled, &tally, &summary)
             }
             // A stamp is taken off when an entry leaves the schedule, so that

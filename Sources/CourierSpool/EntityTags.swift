@@ -50,7 +50,7 @@ public struct EntityTagUpdate: Sendable {
 }
 
 /// `.courier/etags/SUB/ENTITY`: one small JSON file per entity and
-/// subscriber, replaced the maildir way each time the server gives a new
+/// subscriber, replaced (by a commit) each time the server gives a new
 /// etag. A file per entity, so that `courier etag` reads one file rather
 /// than the ledger, and prune ages out entities untouched for the
 /// retention like `sent/` entries.
@@ -61,11 +61,10 @@ public final class EntityTagStore {
 
     public init(spool: Spool) { self.spool = spool }
 
-    /// Keeps the tags, the last one per entity and subscriber winning.
-    /// Their data is synced once for all (one syncfs, as intake does), then
-    /// each is renamed into place, then each folder is synced once.
-    public func keep(_ tags: [EntityTagUpdate]) throws(SpoolError) {
-        guard !tags.isEmpty else { return }
+    /// The state files that keep `tags`, the last one per entity and
+    /// subscriber winning: a commit stages them, makes them durable with
+    /// the rest of its files, and renames them over the old ones.
+    static func files(for tags: [EntityTagUpdate]) -> [Transition.NewFile] {
         var latest: [String: EntityTagUpdate] = [:]
         var order: [String] = []
         for update in tags {
@@ -75,39 +74,11 @@ public final class EntityTagStore {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        var staged: [(temporary: FileName, folder: DirectoryHandle, name: FileName)] = []
-        var published = 0
-        do throws(SpoolError) {
-            for id in order {
-                guard let update = latest[id], let data = try? encoder.encode(update.tag) else { continue }
-                let folder = try makeFolder(for: update.subscriber)
-                let name = FileName(update.entity.value)
-                let bytes = Array(data) + [0x0A]
-                let syncData = order.count == 1 || !spool.syncfsReachesDisk
-                staged.append((try spool.stageFile(bytes, for: name, syncData: syncData), folder, name))
-            }
-            do throws(SystemError) {
-                // One file was fsynced as it was staged; more share one syncfs.
-                if order.count > 1 && !staged.isEmpty && spool.syncfsReachesDisk { try spool.tmp.syncFileSystem() }
-                var touched: [DirectoryHandle] = []
-                for (temporary, folder, name) in staged {
-                    try spool.tmp.publish(temporary, to: folder, as: name, syncDirectory: false, faults: spool.faults)
-                    published += 1
-                    if !touched.contains(where: { $0 === folder }) { touched.append(folder) }
-                }
-                for folder in touched {
-                    try spool.faults?.check(.sync, path: folder.displayPath)
-                    try folder.sync()
-                }
-            } catch {
-                throw SpoolError(error)
-            }
-        } catch {
-            // Best effort, as in `stage`: what was staged and not published
-            // goes, so a failed commit leaves no orphans in tmp/ (prune
-            // would take a missed one after 36 h).
-            for (temporary, _, _) in staged.dropFirst(published) { try? spool.tmp.remove(temporary) }
-            throw error
+        return order.compactMap { id in
+            guard let update = latest[id], let data = try? encoder.encode(update.tag) else { return nil }
+            return Transition.NewFile(
+                Array(data) + [0x0A], as: FileName(update.entity.value), in: .entityTags(update.subscriber),
+                replacing: true)
         }
     }
 
@@ -150,13 +121,6 @@ public final class EntityTagStore {
         guard let root = try root(creating: creating) else { return nil }
         let folder = try Self.open(FileName(subscriber.value), in: root, creating: creating)
         folders[subscriber] = folder
-        return folder
-    }
-
-    private func makeFolder(for subscriber: SubscriberName) throws(SpoolError) -> DirectoryHandle {
-        guard let folder = try folder(for: subscriber, creating: true) else {
-            throw .operation("open", path: spool.control.displayPath(of: Self.folderName), .noSuchFile)
-        }
         return folder
     }
 

@@ -14,10 +14,10 @@ public final class Ledger {
     /// starts with a newline so that its lines stay whole.
     private var mayEndTorn = false
     private let log: EventLog
-    private let faults: FaultPlan?
-    private var redactor: Redactor
+    var faults: FaultPlan?
+    private(set) var redactor: Redactor
 
-    public init(
+    init(
         directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor(),
         worker: WorkerID? = nil
     ) {
@@ -33,7 +33,7 @@ public final class Ledger {
     /// each day file once: when this returns, the lines are on disk. A
     /// write that fails is taken back, so the file always ends in a whole
     /// line. Details are redacted before they are cut to their 200 bytes.
-    public func append(_ lines: [LedgerLine]) throws(SpoolError) {
+    func append(_ lines: [LedgerLine]) throws(SpoolError) {
         guard !lines.isEmpty else { return }
         let redacted = lines.map { line in
             var line = line
@@ -66,11 +66,15 @@ public final class Ledger {
 
     /// A secret learnt after the ledger was opened (an OAuth access token
     /// fetched during a round): redacted from every line written after.
-    public func addSecret(_ secret: String) {
+    func addSecret(_ secret: String) {
         redactor.add(secret)
     }
 
-    public func append(_ line: LedgerLine) throws(SpoolError) {
+    func addSecrets(of other: Redactor) {
+        redactor.add(contentsOf: other)
+    }
+
+    func append(_ line: LedgerLine) throws(SpoolError) {
         try append([line])
     }
 

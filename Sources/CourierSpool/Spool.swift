@@ -20,8 +20,8 @@ public final class Spool {
     /// spool has one worker.
     public private(set) var worker: WorkerID?
     private var stagingNames = StagingNames()
-    /// Tests' fault injection; nil in production.
-    public var faults: FaultPlan?
+    /// Tests' fault injection (`SpoolSession.faults`); nil in production.
+    var faults: FaultPlan?
     /// False on a file system where syncfs(2) does nothing (FUSE:
     /// GlusterFS): a group's files are then fsynced one by one.
     public var syncfsReachesDisk: Bool
@@ -126,14 +126,13 @@ public final class Spool {
 
     /// Moves an item between states with one rename(2). The caller makes
     /// the move durable with `sync` once per batch of moves.
-    public func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError)
-    {
+    func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError) {
         let target = newName ?? name
         let source = directory(from)
         let destination = directory(to)
         do {
             try faults?.check(.rename)
-            try source.rename(name, to: destination, as: target)
+            try source.rename(name, to: destination, as: target, replacing: false)
         } catch {
             // A planned fault has no names of its own; the rename's are these.
             throw .rename(from: source.displayPath(of: name), to: destination.displayPath(of: target), error.errno)
@@ -141,7 +140,7 @@ public final class Spool {
     }
 
     /// fsync of state folders after renames (maildir's last step).
-    public func sync(_ states: some Sequence<SpoolState>) throws(SpoolError) {
+    func sync(_ states: some Sequence<SpoolState>) throws(SpoolError) {
         for state in Set(states) {
             do {
                 try faults?.check(.sync, path: directory(state).displayPath)
@@ -156,7 +155,7 @@ public final class Spool {
     /// write under tmp/, fsync, rename into place, fsync the directory. A
     /// crash leaves at most a leftover in tmp/, which prune removes after
     /// 36 hours.
-    public func deliverNewFile(_ bytes: [UInt8], named name: FileName, into state: SpoolState) throws(SpoolError) {
+    func deliverNewFile(_ bytes: [UInt8], named name: FileName, into state: SpoolState) throws(SpoolError) {
         try deliverNewFile(bytes, named: name, into: directory(state))
     }
 
@@ -164,7 +163,7 @@ public final class Spool {
     /// `catalogs/NAME/`); without `syncDirectory` the caller fsyncs it once
     /// for many files. `mode` is the new file's, less the umask (0600 for
     /// a file only courier's own user may read).
-    public func deliverNewFile(
+    func deliverNewFile(
         _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, syncDirectory: Bool = true,
         mode: mode_t = 0o640
     ) throws(SpoolError) {
@@ -180,7 +179,7 @@ public final class Spool {
     /// The first half of the maildir way: the bytes written under `tmp/` and
     /// fsynced (without `syncData`, the caller syncs them with others),
     /// under a unique name that is returned for the rename.
-    public func stageFile(_ bytes: [UInt8], for name: FileName, syncData: Bool = true) throws(SpoolError) -> FileName {
+    func stageFile(_ bytes: [UInt8], for name: FileName, syncData: Bool = true) throws(SpoolError) -> FileName {
         let staged = stagingNames.next(for: name)
         do { try tmp.stage(bytes, as: staged, syncData: syncData, faults: faults) } catch { throw SpoolError(error) }
         return staged
@@ -207,7 +206,7 @@ public final class Spool {
     }
 
     /// Replaces a small state file in `.courier/` atomically.
-    public func writeControlFile(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o640) throws(SpoolError) {
+    func writeControlFile(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o640) throws(SpoolError) {
         try deliverNewFile(bytes, named: FileName(name), into: control, mode: mode)
     }
 

@@ -27,6 +27,12 @@ public struct Redactor: Sendable {
         secrets.sort { $0.utf8.count > $1.utf8.count }
     }
 
+    /// Adds every secret of `other`, in the forms it already knows.
+    public mutating func add(contentsOf other: Redactor) {
+        for form in other.secrets where !secrets.contains(form) { secrets.append(form) }
+        secrets.sort { $0.utf8.count > $1.utf8.count }
+    }
+
     /// Adds a URL's `user:password`, its password, and the Basic
     /// credentials curl makes of them, both as written in the URL and
     /// percent-decoded (curl decodes them before it sends them).

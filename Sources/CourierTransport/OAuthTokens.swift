@@ -7,14 +7,14 @@ import Foundation
 /// The OAuth tokens of one round or one catalog sync: the one in memory
 /// while it is fresh, else the one kept in `.courier/` by an earlier
 /// process, else a new one from the token endpoint (kept there in turn,
-/// mode 0600). A token a server refused (401) is not taken from the cache
-/// again. Every token it hands out is first given to `learn`, so the
-/// ledger can redact it. Not shared between threads.
+/// mode 0600, by a commit of the session). A token a server refused (401)
+/// is not taken from the cache again. Every token it hands out is first
+/// given to the session as a secret, so the ledger redacts it. Not shared
+/// between threads.
 package final class OAuthTokens {
-    private let spool: Spool
+    private let session: SpoolSession
     private let redactor: Redactor
     private let log: EventLog
-    private let learn: (String) -> Void
     private let now: () -> Timestamp
     private var current: [OAuthOwner: OAuthToken] = [:]
     private var refused: Set<OAuthOwner> = []
@@ -23,13 +23,12 @@ package final class OAuthTokens {
     private var generations: [OAuthOwner: Int] = [:]
 
     package init(
-        spool: Spool, redactor: Redactor, log: EventLog = .silent, learn: @escaping (String) -> Void,
+        session: SpoolSession, redactor: Redactor, log: EventLog = .silent,
         now: @escaping () -> Timestamp = Timestamp.now
     ) {
-        self.spool = spool
+        self.session = session
         self.redactor = redactor
         self.log = log
-        self.learn = learn
         self.now = now
     }
 
@@ -41,7 +40,7 @@ package final class OAuthTokens {
         if let token = current[owner], token.isFresh(at: time) {
             return (token.value, generations[owner, default: 0])
         }
-        let cache = OAuthTokenCache(spool: spool, owner: owner, client: client)
+        let cache = OAuthTokenCache(session: session, owner: owner, client: client)
         if !refused.contains(owner), let kept = cache.load(), kept.isFresh(at: time) {
             return adopt(kept, for: owner)
         }
@@ -60,7 +59,7 @@ package final class OAuthTokens {
     }
 
     private func adopt(_ token: OAuthToken, for owner: OAuthOwner) -> (value: String, generation: Int) {
-        learn(token.value)
+        session.addSecret(token.value)
         current[owner] = token
         generations[owner, default: 0] += 1
         return (token.value, generations[owner, default: 0])
@@ -74,7 +73,8 @@ package final class OAuthTokens {
         guard generations[owner, default: 0] == generation, current[owner] != nil else { return false }
         current[owner] = nil
         refused.insert(owner)
-        try? spool.control.remove(FileName(owner.cacheFile))
+        // Failing to forget it only means the next process tries it once.
+        _ = try? session.commit(Transition(removals: [.init(FileName(owner.cacheFile), in: .control)]))
         return true
     }
 }
@@ -85,14 +85,14 @@ package final class OAuthTokens {
 /// Written through `tmp/` like every state file, but mode 0600: it is a
 /// credential.
 struct OAuthTokenCache {
-    let spool: Spool
+    let session: SpoolSession
     let owner: OAuthOwner
     let client: OAuthClient
 
     /// The kept token, if there is one for this client; anything unreadable
     /// or malformed is no token (a new one replaces it).
     func load() -> OAuthToken? {
-        guard let bytes = spool.readControlFile(owner.cacheFile, limit: 64 * 1024),
+        guard let bytes = session.spool.readControlFile(owner.cacheFile, limit: 64 * 1024),
             let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
             object["token_url"] as? String == client.tokenURL, object["client_id"] as? String == client.clientID,
             object["scope"] as? String == client.scope,
@@ -111,7 +111,10 @@ struct OAuthTokenCache {
         if let scope = client.scope { object["scope"] = scope }
         // Only strings go in: serialising them cannot fail.
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        try spool.writeControlFile(owner.cacheFile, Array(data) + [0x0A], mode: 0o600)
+        try session.commit(
+            Transition(newFiles: [
+                .init(Array(data) + [0x0A], as: FileName(owner.cacheFile), in: .control, mode: 0o600, replacing: true)
+            ]))
     }
 }
 

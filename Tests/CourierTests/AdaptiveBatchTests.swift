@@ -130,8 +130,7 @@ import Testing
         }
         let round = RoundID.make(at: .now())
         let summary = try DeliveryPass(
-            spool: spool.spool, configuration: spool.configuration,
-            ledger: Ledger(directory: spool.spool.ledgerDirectory), round: round, mode: .foreground,
+            session: spool.session, configuration: spool.configuration, round: round, mode: .foreground,
             summary: RoundSummary(round: round, mode: .foreground, started: .now()),
             transport: { _ throws(CurlError) in transport }, clock: { clock.now }, jitter: { jitter }
         ).run()

@@ -35,7 +35,7 @@ import Testing
     }
 
     static func foreground(_ spool: TemporarySpool) throws -> RoundSummary {
-        var round = Round(spool: spool.spool, configuration: spool.configuration, mode: .foreground)
+        var round = Round(session: spool.session, configuration: spool.configuration, mode: .foreground)
         round.retryAttention = true
         guard case .ran(let summary) = try round.run(wait: true) else { throw TestFailure("busy") }
         return summary
@@ -72,7 +72,7 @@ import Testing
         let plain = try spool.runRound(.foreground)
         #expect(plain.fromAttention == nil && plain.sent == 0)
 
-        try Holding(spool: spool.spool).hold(try TemporarySpool.subscriberName("alpha"), reason: "")
+        try Holding(session: spool.session).hold(try TemporarySpool.subscriberName("alpha"), reason: "")
         let summary = try Self.foreground(spool)
         #expect(summary.fromAttention == 1)
         let sent = try spool.names(in: .sent)

@@ -153,8 +153,8 @@ import Testing
             })
 
         // Without the conflicting item the same kind of batch goes through whole.
-        _ = try ManualMoves(spool: spool.spool).acknowledge(try spool.spool.resolve("taken"))
-        _ = try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("a-1") + spool.spool.resolve("a-2"))
+        _ = try ManualMoves(session: spool.session).acknowledge(try spool.spool.resolve("taken"))
+        _ = try ManualMoves(session: spool.session).resend(try spool.spool.resolve("a-1") + spool.spool.resolve("a-2"))
         try spool.runRound()
         #expect(try spool.names(in: .sent) == ["a-1@batchy.json", "a-2@batchy.json"])
         #expect(

@@ -35,7 +35,7 @@ import Testing
         selection.all = true
         let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates)
         #expect(refused.isEmpty)
-        let report = try ManualMoves(spool: spool.spool).resend(items)
+        let report = try ManualMoves(session: spool.session).resend(items)
         #expect(report.moved.count == 4 && report.refused.isEmpty)
         #expect(
             try spool.names(in: .queued) == ["a-1@alpha.json", "a-2@alpha.json", "a-3@alpha.json", "b-1@beta.json"])
@@ -73,7 +73,7 @@ import Testing
         let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.acknowledgeStates)
         #expect(refused.map(\.name) == ["no-such@alpha", "a-4@alpha"])
         #expect(refused.last?.reason.contains("sent/a-4@alpha.json") == true, "\(refused)")
-        let report = try ManualMoves(spool: spool.spool).acknowledge(items)
+        let report = try ManualMoves(session: spool.session).acknowledge(items)
         #expect(report.moved.map(\.item.name.description) == ["a-1@alpha.json", "b-1@beta.json"])
         #expect(try spool.names(in: .failed) == ["a-1@alpha.json", "a-3@alpha.json", "b-1@beta.json"])
     }
@@ -84,13 +84,13 @@ import Testing
         var selection = ItemSelection()
         selection.states = [.failed]
         let (items, _) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
-        let report = try ManualMoves(spool: spool.spool).delete(items)
+        let report = try ManualMoves(session: spool.session).delete(items)
         #expect(report.moved.count == 1 && report.moved.first?.to == nil)
         #expect(try spool.names(in: .failed).isEmpty)
         let deleted = try spool.ledger().filter { $0.event == .deleted }
         #expect(deleted.map(\.key) == ["a-3"] && deleted.first?.round == "manual")
 
-        let sent = try ManualMoves(spool: spool.spool).delete(try spool.spool.resolve("a-4@alpha"))
+        let sent = try ManualMoves(session: spool.session).delete(try spool.spool.resolve("a-4@alpha"))
         #expect(sent.moved.isEmpty && sent.refused.count == 1)
         #expect(try spool.names(in: .sent) == ["a-4@alpha.json"])
     }
@@ -128,7 +128,7 @@ import Testing
         selection.names = ["a-1@alpha", "a-1@alpha.json", "needsAttention/a-1@alpha.json", "a-1", "a-1@alpha"]
         let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.resendStates)
         #expect(refused.isEmpty)
-        let report = try ManualMoves(spool: spool.spool).resend(items)
+        let report = try ManualMoves(session: spool.session).resend(items)
         #expect(report.moved.map(\.item.name.description) == ["a-1@alpha.json"])
         #expect(report.refused.isEmpty, "\(report.refused)")
         #expect(try spool.ledger().filter { $0.event == .resent }.count == 1, "one line for one move")
@@ -158,7 +158,7 @@ import Testing
         #expect(items.isEmpty)
         #expect(refused.map(\.name) == selection.names)
         #expect(refused.allSatisfy { $0.reason.hasPrefix("no item") }, "\(refused)")
-        _ = try ManualMoves(spool: spool.spool).delete(items)
+        _ = try ManualMoves(session: spool.session).delete(items)
         #expect(FileManager.default.fileExists(atPath: spool.path + "/failed/.keep"))
     }
 
@@ -176,7 +176,7 @@ import Testing
         let (items, refused) = try selection.resolve(in: spool.spool, allowed: ManualMoves.deleteStates)
         #expect(refused.isEmpty)
         #expect(items.map(\.name.description) == ["invalid-20261130T070000Z-y.json"])
-        _ = try ManualMoves(spool: spool.spool).delete(items)
+        _ = try ManualMoves(session: spool.session).delete(items)
         #expect(try spool.names(in: .needsAttention) == ["invalid-20261130T070000Z-xZ-y.json"])
         #expect(try spool.names(in: .failed) == ["invalid-20261130T080000Z-copy-of-y.json"])
     }
@@ -187,7 +187,7 @@ import Testing
         try spool.drop("not json", as: "broken.json")
         try spool.runRound()
         let first = try #require(try spool.names(in: .needsAttention).first)
-        _ = try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("broken.json"))
+        _ = try ManualMoves(session: spool.session).resend(try spool.spool.resolve("broken.json"))
         sleep(1)
         try spool.runRound()
         let again = try spool.names(in: .needsAttention)

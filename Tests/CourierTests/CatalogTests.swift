@@ -58,7 +58,7 @@ import Testing
 
     static func sync(_ spool: TemporarySpool, full: Bool = false) throws -> CatalogSyncReport {
         try CatalogSync(
-            spool: spool.spool, configuration: spool.configuration, catalog: spool.configuration.catalogs[0]
+            session: spool.session, configuration: spool.configuration, catalog: spool.configuration.catalogs[0]
         ).run(full: full)
     }
 
@@ -210,7 +210,7 @@ import Testing
 
     static func sync(_ spool: TemporarySpool) throws -> CatalogSyncReport {
         try CatalogSync(
-            spool: spool.spool, configuration: spool.configuration, catalog: spool.configuration.catalogs[0]
+            session: spool.session, configuration: spool.configuration, catalog: spool.configuration.catalogs[0]
         )
         .run(full: false)
     }

@@ -71,13 +71,10 @@ final class ScriptedTransport: Transport {
         }
     }
 
-    static func pass(
-        _ spool: TemporarySpool, mode: RoundMode, transport: ScriptedTransport, ledger: Ledger? = nil
-    ) throws -> DeliveryPass {
+    static func pass(_ spool: TemporarySpool, mode: RoundMode, transport: ScriptedTransport) throws -> DeliveryPass {
         let round = RoundID.make(at: .now())
         return try DeliveryPass(
-            spool: spool.spool, configuration: spool.configuration,
-            ledger: ledger ?? Ledger(directory: spool.spool.ledgerDirectory), round: round, mode: mode,
+            session: spool.session, configuration: spool.configuration, round: round, mode: mode,
             summary: RoundSummary(round: round, mode: mode, started: .now()),
             transport: { _ throws(CurlError) in transport }, clock: { transport.clock.now })
     }
@@ -168,12 +165,13 @@ final class ScriptedTransport: Transport {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
         try Self.queue(spool, (0..<400).map { "g\($0)" }, subscriber: "alpha")
         let writes = FaultPlan()
-        let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: writes)
+        spool.session.faults = writes
         // One answer per millisecond, with eight in flight.
         let transport = ScriptedTransport(clock: FakeClock(), perCollect: 1) { _, _ in ScriptedTransport.response(201) }
-        let summary = try Self.pass(spool, mode: .background, transport: transport, ledger: ledger).run()
+        let summary = try Self.pass(spool, mode: .background, transport: transport).run()
 
         #expect(summary.sent == 400)
+        // The ledger's writes only: nothing else of a plain round writes.
         let commits = writes.counts[.write] ?? 0
         #expect((4...6).contains(commits), "\(commits) ledger writes for 400 items arriving 1 ms apart")
         #expect(try spool.names(in: .sent).count == 400)

@@ -24,11 +24,11 @@ import Testing
         spool.companions.append(server)
         try spool.dropRecord(id: "d1")
         // The first fsync of the round must be the dropped file's own.
-        spool.spool.faults = FaultPlan(failing: .sync, at: 1, with: Errno(EIO))
+        spool.session.faults = FaultPlan(failing: .sync, at: 1, with: Errno(EIO))
         #expect(throws: RoundError.self) { try spool.runRound() }
         #expect(try spool.names(in: .queued) == ["d1.json"], "still under the name it was dropped as")
         #expect(try spool.ledger().isEmpty, "no `accepted` line for bytes that may not be on disk")
-        spool.spool.faults = nil
+        spool.session.faults = nil
         try spool.runRound()
         #expect(try spool.names(in: .sent) == ["d1@alpha.json"])
     }
@@ -108,11 +108,11 @@ import Testing
         let pad = String(repeating: "p", count: 1 << 20)
         for index in 0..<12 { try spool.dropRecord(id: "big-\(index)", extra: #","pad":"\#(pad)""#) }
         let counter = FaultPlan()
-        spool.spool.faults = counter
-        let ledger = Ledger(directory: spool.spool.ledgerDirectory, faults: counter)
+        spool.session.faults = counter
         let report = try Intake(
-            spool: spool.spool, configuration: spool.configuration, ledger: ledger, round: RoundID.make(at: .now())
-        ).run()
+            session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now())
+        )
+        .run()
         #expect(report.accepted == 12)
         // One directory fsync per group: 12 MiB in groups of at most 4 MiB.
         #expect(report.groups >= 3, "\(report.groups) groups")
@@ -128,11 +128,9 @@ import Testing
             spool.spool.syncfsReachesDisk = reachingDisk
             for index in 0..<5 { try spool.dropRecord(id: "f-\(index)") }
             let counter = FaultPlan()
-            spool.spool.faults = counter
-            _ = try Intake(
-                spool: spool.spool, configuration: spool.configuration,
-                ledger: Ledger(directory: spool.spool.ledgerDirectory), round: RoundID.make(at: .now())
-            ).run()
+            spool.session.faults = counter
+            _ = try Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
+                .run()
             return counter.counts[.sync] ?? 0
         }
         #expect(
@@ -147,19 +145,20 @@ import Testing
         let directory = TemporaryDirectory("metrics")
         let path = directory.path + "/courier.prom"
         let counter = FaultPlan()
-        spool.spool.faults = counter
-        try MetricsFile(path: path, spool: spool.spool).write(summary: nil, exitStatus: 0)
+        spool.session.faults = counter
+        try MetricsFile(path: path, session: spool.session).write(summary: nil, exitStatus: 0)
         // The round's exit status (kept in .courier/ for later refreshes) and
-        // the metrics file: each synced, renamed, and its directory synced.
-        #expect(counter.counts[.sync] == 4, "each file and its directory: \(counter.counts)")
+        // the metrics file: each synced, renamed, and its directory synced;
+        // the exit status's commit syncs tmp/ too, the folder it left.
+        #expect(counter.counts[.sync] == 5, "each file and its directories: \(counter.counts)")
         #expect(counter.counts[.rename] == 2)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("courier_items"))
 
         try Data("old\n".utf8).write(to: URL(fileURLWithPath: path))
         // The second rename: the metrics file's, after the exit status's.
-        spool.spool.faults = FaultPlan(failing: .rename, at: 2, with: .noSpace)
+        spool.session.faults = FaultPlan(failing: .rename, at: 2, with: .noSpace)
         #expect(throws: SpoolError.self) {
-            try MetricsFile(path: path, spool: spool.spool).write(summary: nil, exitStatus: 0)
+            try MetricsFile(path: path, session: spool.session).write(summary: nil, exitStatus: 0)
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "old\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["courier.prom"])

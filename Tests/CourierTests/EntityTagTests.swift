@@ -86,7 +86,8 @@ import Testing
         )
         let now = Timestamp.now()
         try folder.setModified(FileName("old"), to: now - .seconds(200 * 86_400))
-        let report = try Pruner(spool: spool.spool, retention: .seconds(183 * 86_400), now: now, dryRun: false).run()
+        let report = try Pruner(session: spool.session, retention: .seconds(183 * 86_400), now: now, dryRun: false)
+            .run()
         #expect(report.entityTags == ["batchy/old"])
         #expect(try folder.sortedNames().map(\.description) == ["young"])
         #expect(spool.spool.readControlFile(Round.lastRoundFile) != nil)
@@ -112,16 +113,16 @@ import Testing
         }
         let counting = try spool()
         let counter = FaultPlan()
-        counting.spool.faults = counter
+        counting.session.faults = counter
         try counting.runRound()
         try expectKept(counting, "no fault")
         for operation in FaultPlan.Operation.allCases {
-            for occurrence in 1...(counter.counts[operation] ?? 0) {
+            for occurrence in stride(from: 1, through: counter.counts[operation] ?? 0, by: 1) {
                 let label = "\(operation) #\(occurrence) fails"
                 let faulted = try spool()
-                faulted.spool.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
+                faulted.session.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
                 #expect(throws: RoundError.self, "\(label)") { try faulted.runRound() }
-                faulted.spool.faults = nil
+                faulted.session.faults = nil
                 try faulted.runRound()
                 try expectKept(faulted, label)
             }

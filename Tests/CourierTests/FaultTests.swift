@@ -53,7 +53,7 @@ import Testing
         // A first run that only counts what a round does.
         let counting = try Self.spool(server: server)
         let counter = FaultPlan()
-        counting.spool.faults = counter
+        counting.session.faults = counter
         try counting.runRound()
         try Self.expectLegal(counting, "no fault")
         let counts = counter.counts
@@ -63,11 +63,11 @@ import Testing
         for operation in FaultPlan.Operation.allCases {
             let errors: [Errno] = operation == .rename ? [.noSpace, Errno(EIO), .crossDevice] : [.noSpace, Errno(EIO)]
             for error in errors {
-                for occurrence in 1...(counts[operation] ?? 0) {
+                for occurrence in stride(from: 1, through: counts[operation] ?? 0, by: 1) {
                     let label = "\(operation) #\(occurrence) fails with \(error)"
                     let spool = try Self.spool(server: server)
                     let plan = FaultPlan(failing: operation, at: occurrence, with: error)
-                    spool.spool.faults = plan
+                    spool.session.faults = plan
                     // Every fault is reported: a round that goes on as if the
                     // disk had taken the rename, write or fsync has ignored an
                     // error (the promise the sweep is there to keep).
@@ -80,7 +80,7 @@ import Testing
                     }
                     #expect((plan.counts[operation] ?? 0) >= occurrence, "\(label): the fault never happened")
                     // The fault has passed (the disk has room again): rounds finish the work.
-                    spool.spool.faults = nil
+                    spool.session.faults = nil
                     try spool.runRound()
                     try Self.expectLegal(spool, label)
                 }
@@ -122,16 +122,16 @@ import Testing
         }
         let counting = try spool()
         let counter = FaultPlan()
-        counting.spool.faults = counter
+        counting.session.faults = counter
         try counting.runRound()
         try expectDeferredOnce(counting, "no fault")
         for operation in FaultPlan.Operation.allCases {
-            for occurrence in 1...(counter.counts[operation] ?? 0) {
+            for occurrence in stride(from: 1, through: counter.counts[operation] ?? 0, by: 1) {
                 let label = "\(operation) #\(occurrence) fails"
                 let faulted = try spool()
-                faulted.spool.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
+                faulted.session.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
                 #expect(throws: (any Error).self, "\(label)") { try faulted.runRound() }
-                faulted.spool.faults = nil
+                faulted.session.faults = nil
                 try faulted.runRound()
                 try expectDeferredOnce(faulted, label)
             }

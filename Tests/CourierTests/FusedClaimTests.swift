@@ -16,7 +16,7 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
         for index in 0..<count { try spool.dropRecord(id: "r-\(index)") }
         let plan = FaultPlan()
-        spool.spool.faults = plan
+        spool.session.faults = plan
         try spool.runRound()
         #expect(try spool.names(in: .sent).count == count)
         return plan.counts[.rename] ?? 0
@@ -49,9 +49,7 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
         try spool.drop(#"{"id":"w","kind":"sleep","n":1}"#, as: "w.json")
         let session = IntakeSession(
-            intake: Intake(
-                spool: spool.spool, configuration: spool.configuration,
-                ledger: Ledger(directory: spool.spool.ledgerDirectory), round: RoundID.make(at: .now())))
+            intake: Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now())))
         try session.offer(FileName("w.json"), kind: nil)
         // The script writes again, in place, after intake's read.
         try #"{"id":"w","kind":"sleep","n":2}"#.write(

@@ -90,9 +90,7 @@ import Testing
         let (spool, _) = try Self.spoolWithServer()
         #expect(mkfifo(spool.path + "/queued/fifo.json", 0o644) == 0)
         try spool.dropRecord(id: "fine")
-        let intake = Intake(
-            spool: spool.spool, configuration: spool.configuration,
-            ledger: Ledger(directory: spool.spool.ledgerDirectory), round: RoundID.make(at: .now()))
+        let intake = Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
         var planned: [EntryName: [UInt8]] = [:]
         var report = IntakeReport()
         #expect(try intake.take(FileName("fifo.json"), kind: nil, planned: &planned, into: &report) == nil)

@@ -62,11 +62,12 @@ import Testing
         try spool.spool.writeControlFile(
             "event-counts.json",
             Array(#"{"position":{"day":"\#(day)","offset":-5},"counts":{"alpha":{"sent":7}}}"#.utf8))
-        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["sent"] == 1, "counted again from the ledger")
+        #expect(
+            try EventCounters(session: spool.session).update()["alpha"]?["sent"] == 1, "counted again from the ledger")
 
         try spool.spool.writeControlFile(
             "event-counts.json", Array(#"{"counts":{"alpha":{"sent":9223372036854775807}}}"#.utf8))
-        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["sent"] == Int.max)
+        #expect(try EventCounters(session: spool.session).update()["alpha"]?["sent"] == Int.max)
     }
 
     @Test("the ledger search parses only lines with the needle, and finds the same lines as a full read")

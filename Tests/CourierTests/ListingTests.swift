@@ -87,7 +87,7 @@ import Testing
         let row = try #require(rows.first)
         #expect(rows.count == 1)
         #expect(row.kind == "sleep" && row.time == "2026-11-30T07:00:00Z")
-        #expect(row.modified == Self.now - .seconds(60))
+        #expect(row.takenIn == Self.now - .seconds(60))
         #expect(row.last == LastEvent(event: .recovered, status: 0))
     }
 

@@ -189,7 +189,8 @@ import Testing
             tokenURL: server.tokenURL, clientID: OAuthTestServer.clientID, secret: OAuthTestServer.clientSecret)
         spool.configuration.catalogs = [catalog]
         let sync = {
-            try CatalogSync(spool: spool.spool, configuration: spool.configuration, catalog: catalog).run(full: false)
+            try CatalogSync(session: spool.session, configuration: spool.configuration, catalog: catalog).run(
+                full: false)
         }
 
         #expect(try sync().upserts == 30)
@@ -219,7 +220,7 @@ import Testing
         catalog.oauth = OAuthClient(tokenURL: server.tokenURL, clientID: "someone-else", secret: "wrong")
         spool.configuration.catalogs = [catalog]
         #expect {
-            _ = try CatalogSync(spool: spool.spool, configuration: spool.configuration, catalog: catalog).run(
+            _ = try CatalogSync(session: spool.session, configuration: spool.configuration, catalog: catalog).run(
                 full: false)
         } throws: { error in
             "\(error)".hasPrefix("catalog products: ")
@@ -273,7 +274,7 @@ import Testing
         spool.configuration.catalogs = [catalog]
         var message = ""
         #expect {
-            _ = try CatalogSync(spool: spool.spool, configuration: spool.configuration, catalog: catalog).run(
+            _ = try CatalogSync(session: spool.session, configuration: spool.configuration, catalog: catalog).run(
                 full: false)
         } throws: { error in
             message = "\(error)"
@@ -320,5 +321,38 @@ import Testing
         #expect(ledger.contains("server_id=\(String(repeating: "s", count: 50))[redacted]"))
         // Not even the token's first half is left.
         #expect(!ledger.contains("2YotnFZFEjr"))
+    }
+}
+
+/// Intake on a shared spool holds `.courier/serial.lock` for every worker;
+/// nothing that waits on the network may happen while it does.
+@Suite struct OAuthSerialLockTests {
+    @Test("on a shared spool the OAuth token is fetched before intake takes the serial lock, never under it")
+    func theTokenIsFetchedOutsideTheSerialLock() throws {
+        let spool = try TemporarySpool()
+        let lockPath = spool.path + "/.courier/serial.lock"
+        let heldDuringFetch = Locked<[Bool]>([])
+        let state = Locked(OAuthTestServer.State())
+        let sink = try Sink(directory: spool.directory.path + "/resource")
+        let server = try LoopbackServer { request, _ in
+            guard request.path == "/token" else {
+                return .respond(OAuthTestServer.resource(request, state: state, sink: sink))
+            }
+            // Another worker's attempt at the lock, made while courier waits for this answer.
+            let fd = open(lockPath, O_RDWR | O_CREAT, 0o640)
+            let taken = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0
+            if fd >= 0 { close(fd) }
+            heldDuringFetch.withLock { $0.append(!taken) }
+            return .respond(OAuthTestServer.token(request, state: state))
+        }
+        var alpha = try TemporarySpool.subscriber("alpha", url: "http://\(server.server.address)/hook")
+        alpha.oauth = OAuthClient(
+            tokenURL: "http://\(server.server.address)/token", clientID: OAuthTestServer.clientID,
+            secret: OAuthTestServer.clientSecret, scope: nil)
+        spool.configuration.subscribers = [alpha]
+        try spool.dropRecord(id: "s-1")
+        let summary = try SharedSpoolTests.round(spool, worker: "w1")
+        #expect(summary.sent == 1)
+        #expect(heldDuringFetch.withLock { $0 } == [false], "\(heldDuringFetch.withLock { $0 })")
     }
 }

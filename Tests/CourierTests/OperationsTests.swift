@@ -28,7 +28,7 @@ import Testing
         let (spool, server) = try Self.spool(names: ["alpha"])
         try spool.dropRecord(id: "s")
         try spool.runRound()
-        let copier = Copier(spool: spool.spool, configuration: spool.configuration)
+        let copier = Copier(session: spool.session, configuration: spool.configuration)
         let first = try copier.copy(try #require(try spool.spool.resolve("s@alpha").first))
         #expect(first.description == "s#2@alpha")
         try spool.runRound()
@@ -51,11 +51,12 @@ import Testing
         try spool.dropRecord(id: "s", extra: #","subscribers":["alpha"]"#)
         try spool.runRound()
         let item = try #require(try spool.spool.resolve("s@alpha").first)
-        let copy = try Copier(spool: spool.spool, configuration: spool.configuration).copy(
+        let copy = try Copier(session: spool.session, configuration: spool.configuration).copy(
             item, to: SubscriberName("beta"))
         #expect(copy.description == "s#2@beta")
         #expect(throws: OperationError.self) {
-            try Copier(spool: spool.spool, configuration: spool.configuration).copy(item, to: SubscriberName("nobody"))
+            try Copier(session: spool.session, configuration: spool.configuration).copy(
+                item, to: SubscriberName("nobody"))
         }
     }
 
@@ -73,12 +74,12 @@ import Testing
         try spool.drop(Self.record("n-29", "2026-11-29T23:59:00Z", only: "alpha"), as: "c")
         try spool.drop(Self.record("d-02", "2026-12-02T08:00:00Z", only: "alpha"), as: "d")
         try spool.runRound()
-        _ = try Copier(spool: spool.spool, configuration: spool.configuration).copy(
+        _ = try Copier(session: spool.session, configuration: spool.configuration).copy(
             try #require(try spool.spool.resolve("n-15@alpha").first))
         try spool.runRound()
         #expect(server.requests.count == 5)
 
-        let backfill = Backfill(spool: spool.spool, configuration: spool.configuration)
+        let backfill = Backfill(session: spool.session, configuration: spool.configuration)
         let since = try #require(Timestamp(dateOrTime: "2026-11-10"))
         let until = try #require(Timestamp(dateOrTime: "2026-12-01"))
         let dry = try backfill.run(
@@ -99,7 +100,7 @@ import Testing
         let (spool, server) = try Self.spool(names: ["alpha"])
         try spool.drop(Self.record("n-15", "2026-11-15T08:00:00Z"), as: "b")
         try spool.runRound()
-        let report = try Backfill(spool: spool.spool, configuration: spool.configuration).run(
+        let report = try Backfill(session: spool.session, configuration: spool.configuration).run(
             since: Timestamp(dateOrTime: "2026-11-01")!, until: Timestamp(dateOrTime: "2026-12-01")!,
             subscriber: SubscriberName("alpha")!, from: .sent, dryRun: false)
         #expect(report.queued == ["n-15@alpha"])
@@ -118,7 +119,7 @@ import Testing
         try spool.drop(#"{"id":"s-1","kind":"sleep","time":"2026-11-15T08:00:00Z"}"#, as: "a")
         try spool.drop(#"{"id":"w-1","kind":"workout","time":"2026-11-15T09:00:00Z"}"#, as: "b")
         try spool.runRound()
-        let report = try Backfill(spool: spool.spool, configuration: spool.configuration).run(
+        let report = try Backfill(session: spool.session, configuration: spool.configuration).run(
             since: try #require(Timestamp(dateOrTime: "2026-11-01")),
             until: try #require(Timestamp(dateOrTime: "2026-12-01")),
             subscriber: try #require(SubscriberName("coach")), from: .sent, dryRun: false)
@@ -135,7 +136,7 @@ import Testing
         try archive.write(Self.record("old-2", "2026-10-02T08:00:00Z"), to: "2.json")
         try archive.write(Self.record("new-1", "2026-11-20T08:00:00Z"), to: "3.json")
         try archive.write("not a record", to: "4.json")
-        let report = try Backfill(spool: spool.spool, configuration: spool.configuration).run(
+        let report = try Backfill(session: spool.session, configuration: spool.configuration).run(
             since: Timestamp(dateOrTime: "2026-10-01")!, until: Timestamp(dateOrTime: "2026-10-03")!,
             subscriber: SubscriberName("alpha")!, from: .directory(archive.path), dryRun: false)
         #expect(report.queued == ["old-1@alpha", "old-2@alpha"])
@@ -169,11 +170,11 @@ import Testing
             try spool.spool.deliverNewFile(Array("x".utf8), named: FileName(name), into: spool.spool.tmp)
             try spool.spool.tmp.setModified(FileName(name), to: now - .seconds(hours * 3600))
         }
-        let dry = try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: true).run()
+        let dry = try Pruner(session: spool.session, retention: .seconds(183 * day), now: now, dryRun: true).run()
         #expect(dry.total == 4)
         #expect(try spool.names(in: .sent).count == 2)
 
-        let report = try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: false).run()
+        let report = try Pruner(session: spool.session, retention: .seconds(183 * day), now: now, dryRun: false).run()
         #expect(
             report.ledgerFiles == [
                 (now - .seconds(200 * day)).utcDay + ".tsv", (now - .seconds(184 * day)).utcDay + ".tsv",
@@ -186,7 +187,8 @@ import Testing
         #expect(try spool.spool.tmp.sortedNames().map(\.description) == ["fresh.2"])
         // Twice is fine: nothing left to remove.
         #expect(
-            try Pruner(spool: spool.spool, retention: .seconds(183 * day), now: now, dryRun: false).run().total == 0)
+            try Pruner(session: spool.session, retention: .seconds(183 * day), now: now, dryRun: false).run().total == 0
+        )
     }
 
     @Test("with failed-retention, prune removes failed/ entries by the time they entered failed/, with a ledger line")
@@ -200,20 +202,20 @@ import Testing
         }
         let keepAYear = Duration.seconds(365 * day)
         let today = try Pruner(
-            spool: spool.spool, retention: keepAYear, failedRetention: .seconds(30 * day), dryRun: false
+            session: spool.session, retention: keepAYear, failedRetention: .seconds(30 * day), dryRun: false
         ).run()
         #expect(today.failedEntries.isEmpty, "an entry that just entered failed/ stays")
 
         let later = Timestamp.now() + .seconds(31 * day)
         let dry = try Pruner(
-            spool: spool.spool, retention: keepAYear, failedRetention: .seconds(30 * day), now: later, dryRun: true
+            session: spool.session, retention: keepAYear, failedRetention: .seconds(30 * day), now: later, dryRun: true
         ).run()
         #expect(dry.failedEntries == ["f-1@alpha.json"])
         #expect(try spool.names(in: .failed) == ["f-1@alpha.json"])
         #expect(try spool.ledger().filter { $0.event == .deleted }.isEmpty)
 
         let report = try Pruner(
-            spool: spool.spool, retention: keepAYear, failedRetention: .seconds(30 * day), now: later, dryRun: false
+            session: spool.session, retention: keepAYear, failedRetention: .seconds(30 * day), now: later, dryRun: false
         ).run()
         #expect(report.failedEntries == ["f-1@alpha.json"])
         #expect(try spool.names(in: .failed).isEmpty)
@@ -223,7 +225,7 @@ import Testing
             deleted.map(\.key) == ["f-1"] && deleted.first?.subscriber == "alpha" && deleted.first?.round == "prune")
 
         let unset = Pruner(
-            spool: spool.spool, retention: keepAYear, now: later + .seconds(999 * day), dryRun: false)
+            session: spool.session, retention: keepAYear, now: later + .seconds(999 * day), dryRun: false)
         #expect(try unset.run().failedEntries.isEmpty)
     }
 }

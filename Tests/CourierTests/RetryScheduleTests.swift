@@ -148,7 +148,7 @@ import Testing
         try DeliveryStageTests.queue(spool, ["d"], subscriber: "alpha")
         _ = try DeliveryStageTests.pass(spool, mode: .background, transport: Self.answering(400)).run()
         #expect(try spool.names(in: .needsAttention) == ["d@alpha.json"])
-        #expect(try spool.ledger().last?.detail == #"{"busy":true}"#)
+        #expect(try spool.ledger().last?.detail == #"refused (HTTP 400): {"busy":true}"#)
     }
 
     @Test("without retry-schedule a background round tries once, and says so in the ledger")
@@ -208,13 +208,14 @@ import Testing
         let stamp = DeferralStamp(due: .now() + .seconds(60), deferrals: 1)
         // As root every time can be set, so the way taken for a file of
         // another user is taken here directly.
-        #expect(try spool.spool.replaceWithOwnCopy(name, in: .sending, modified: stamp.modified))
+        let sending = spool.spool.directory(.sending)
+        #expect(try spool.session.replaceWithOwnCopy(name, in: sending, modified: stamp.modified))
         #expect(try spool.spool.read(name, in: .sending, limit: 1024) == bytes)
         let status = try #require(try spool.spool.directory(.sending).status(of: name))
         #expect(DeferralStamp(modified: status.modified) == stamp)
         #expect(status.links == 1)
         #expect(try spool.spool.tmp.sortedNames().isEmpty)
         #expect(
-            try !spool.spool.replaceWithOwnCopy(FileName("gone@alpha.json"), in: .sending, modified: stamp.modified))
+            try !spool.session.replaceWithOwnCopy(FileName("gone@alpha.json"), in: sending, modified: stamp.modified))
     }
 }

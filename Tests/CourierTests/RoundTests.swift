@@ -38,7 +38,7 @@ import Testing
         let spool = try Self.spool(server: server)
         try spool.dropRecord(id: "r")
         let held = try #require(try spool.spool.lockRound(wait: false))
-        let result = try Round(spool: spool.spool, configuration: spool.configuration, mode: .background).run(
+        let result = try Round(session: spool.session, configuration: spool.configuration, mode: .background).run(
             wait: false)
         guard case .busy = result else {
             Issue.record("a round ran while another held the lock")
@@ -61,8 +61,8 @@ import Testing
             for _ in 0..<3 {
                 group.addTask {
                     // Each round opens the spool itself, as separate processes would.
-                    let own = try Spool(path: path)
-                    _ = try Round(spool: own, configuration: configuration, mode: .background).run(wait: true)
+                    let own = try SpoolSession(path: path, worker: nil)
+                    _ = try Round(session: own, configuration: configuration, mode: .background).run(wait: true)
                 }
             }
             try await group.waitForAll()
@@ -82,7 +82,7 @@ import Testing
         try spool.runRound()
         #expect(try spool.names(in: .needsAttention) == ["a@alpha.json", "b@alpha.json"])
 
-        let moves = ManualMoves(spool: spool.spool)
+        let moves = ManualMoves(session: spool.session)
         _ = try moves.acknowledge(try spool.spool.resolve("a@alpha"))
         #expect(try spool.names(in: .failed) == ["a@alpha.json"])
         _ = try moves.resend(try spool.spool.resolve("b"))
@@ -101,7 +101,7 @@ import Testing
         let spool = try Self.spool(server: server)
         try spool.dropRecord(id: "ok")
         try spool.runRound()
-        let report = try ManualMoves(spool: spool.spool).acknowledge(try spool.spool.resolve("ok"))
+        let report = try ManualMoves(session: spool.session).acknowledge(try spool.spool.resolve("ok"))
         #expect(report.moved.isEmpty && report.refused.map(\.name) == ["ok@alpha.json"], "\(report.refused)")
         #expect(try spool.names(in: .sent) == ["ok@alpha.json"])
         #expect(throws: OperationError.self) { try spool.spool.resolve("nothing-here") }

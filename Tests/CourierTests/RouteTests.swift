@@ -86,7 +86,7 @@ import Testing
         try spool.drop(Self.route, as: "late-route.json")
         try spool.runRound()
         #expect(try spool.names(in: .awaitingRoute) == ["w-1.route.json"])
-        _ = try ManualMoves(spool: spool.spool).resend(try spool.spool.resolve("w-1"))
+        _ = try ManualMoves(session: spool.session).resend(try spool.spool.resolve("w-1"))
         summary = try spool.runRound()
         #expect(summary.sent == 2)
         #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [Self.merged, Self.merged])
@@ -115,7 +115,7 @@ import Testing
             TemporarySpool.subscriber("alpha", url: server.url, kinds: ["workout"])
         ])
         spool.companions.append(server)
-        let enqueuer = Enqueuer(spool: spool.spool, configuration: spool.configuration)
+        let enqueuer = Enqueuer(session: spool.session, configuration: spool.configuration)
         try enqueuer.enqueue(
             Array(#"{"id":"w1","kind":"workout","awaitRoute":true,"data":{}}"#.utf8), source: "workout")
         try enqueuer.enqueue(Array(#"{"id":"r1","kind":"route","for":"w1","data":[1]}"#.utf8), source: "route")

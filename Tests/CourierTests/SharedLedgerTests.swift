@@ -186,12 +186,12 @@ import Testing
             written.append(line.key)
             if index % 3 != 1 {
                 position = try Ledger.readNew(after: position, in: directory) { read.append($0.key) }
-                _ = try EventCounters(spool: spool.spool).update()
+                _ = try EventCounters(session: spool.session).update()
             }
         }
         position = try Ledger.readNew(after: position, in: directory) { read.append($0.key) }
         #expect(read.sorted() == written.sorted())
-        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["accepted"] == 30)
+        #expect(try EventCounters(session: spool.session).update()["alpha"]?["accepted"] == 30)
         #expect(position?.day == "2026-11-30", "yesterday is still read, for a late line")
         #expect(
             position?.offsets.keys.sorted() == [
@@ -217,8 +217,8 @@ import Testing
         try Ledger(directory: directory, worker: try WorkerID("a")).append(
             try Self.line("2026-11-30T07:00:02.000Z", "k3"))
         try plain.append(try Self.line("2026-11-30T07:00:03.000Z", "k4"))
-        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["accepted"] == 4)
-        #expect(try EventCounters(spool: spool.spool).update()["alpha"]?["accepted"] == 4)
+        #expect(try EventCounters(session: spool.session).update()["alpha"]?["accepted"] == 4)
+        #expect(try EventCounters(session: spool.session).update()["alpha"]?["accepted"] == 4)
     }
 
     @Test("log -f follows two workers' files, into the next day, and shows a late line of yesterday once")
@@ -285,10 +285,10 @@ import Testing
             try Self.line("2026-11-29T08:00:00.000Z", "y0"))
         try Ledger(directory: directory).append(try Self.line("2026-11-29T09:00:00.000Z", "y2"))
         let now = try Self.time("2026-11-30T12:00:00Z")
-        let dry = try Pruner(spool: spool.spool, retention: .seconds(12 * 3600), now: now, dryRun: true).run()
+        let dry = try Pruner(session: spool.session, retention: .seconds(12 * 3600), now: now, dryRun: true).run()
         #expect(dry.ledgerFiles == ["2026-11-29.tsv", "2026-11-29.a.tsv", "2026-11-29.b.tsv"])
         #expect(try Ledger.dayFiles(in: directory).count == 6)
-        let report = try Pruner(spool: spool.spool, retention: .seconds(12 * 3600), now: now, dryRun: false).run()
+        let report = try Pruner(session: spool.session, retention: .seconds(12 * 3600), now: now, dryRun: false).run()
         #expect(report.ledgerFiles == dry.ledgerFiles)
         #expect(
             try Self.fileNames(spool) == ["2026-11-30.a.tsv", "2026-11-30.b.tsv", "2026-11-30.tsv"])

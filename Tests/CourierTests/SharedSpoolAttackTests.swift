@@ -87,16 +87,17 @@ import Testing
         let dead = try Spool(path: spool.path)
         try dead.join(as: WorkerID("w2"))
         try spool.spool.directory(.queued).rename(
-            FileName("r-1@alpha.json"), to: dead.directory(.sending), as: FileName("r-1@alpha.json"))
+            FileName("r-1@alpha.json"), to: dead.directory(.sending), as: FileName("r-1@alpha.json"), replacing: false)
         return spool
     }
 
     /// A round of worker w1 through the spool's own handle (its faults).
     @discardableResult
     static func workerRound(_ spool: TemporarySpool) throws -> RoundSummary {
-        let result = try Round(
-            spool: spool.spool, configuration: SharedSpoolTests.configuration(spool, worker: "w1"), mode: .background
-        ).run(wait: true)
+        let configuration = SharedSpoolTests.configuration(spool, worker: "w1")
+        let session = try SpoolSession(spool: spool.spool, worker: configuration.worker)
+        session.faults = spool.session.faults
+        let result = try Round(session: session, configuration: configuration, mode: .background).run(wait: true)
         guard case .ran(let summary) = result else { throw TestFailure("busy") }
         return summary
     }
@@ -106,22 +107,22 @@ import Testing
         let server = try LoopbackServer(status: 201)
         let counting = try Self.faultSpool(server: server)
         let counter = FaultPlan()
-        counting.spool.faults = counter
+        counting.session.faults = counter
         try Self.workerRound(counting)
         try FaultTests.expectLegal(counting, "no fault")
         let counts = counter.counts
         for operation in FaultPlan.Operation.allCases {
-            for occurrence in 1...(counts[operation] ?? 0) {
+            for occurrence in stride(from: 1, through: counts[operation] ?? 0, by: 1) {
                 let label = "\(operation) #\(occurrence) fails"
                 let spool = try Self.faultSpool(server: server)
-                spool.spool.faults = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
+                spool.session.faults = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
                 do {
                     try Self.workerRound(spool)
                     Issue.record("\(label): the round finished as if nothing had failed")
                 } catch {
                     #expect("\(error)".contains("unable to"), "\(label): \(error)")
                 }
-                spool.spool.faults = nil
+                spool.session.faults = nil
                 try Self.workerRound(spool)
                 try FaultTests.expectLegal(spool, label)
                 #expect(try spool.spool.claims(of: FileName("w2")) == 0, "\(label)")

@@ -22,8 +22,9 @@ import Testing
     /// A round of `worker` through its own handle on the spool.
     @discardableResult
     static func round(_ spool: TemporarySpool, worker: String) throws -> RoundSummary {
-        let handle = try Spool(path: spool.path)
-        let result = try Round(spool: handle, configuration: configuration(spool, worker: worker), mode: .background)
+        let configuration = configuration(spool, worker: worker)
+        let session = try SpoolSession(path: spool.path, worker: configuration.worker)
+        let result = try Round(session: session, configuration: configuration, mode: .background)
             .run(wait: true)
         guard case .ran(let summary) = result else { throw TestFailure("the round found the worker busy") }
         return summary
@@ -91,15 +92,15 @@ import Testing
         let first = try Spool(path: spool.path)
         try first.join(as: WorkerID("w1"))
         let held = try #require(try first.lockWorkerRound(wait: false))
+        let w1 = Self.configuration(spool, worker: "w1")
         let result = try Round(
-            spool: try Spool(path: spool.path), configuration: Self.configuration(spool, worker: "w1"),
-            mode: .background
+            session: try SpoolSession(path: spool.path, worker: w1.worker), configuration: w1, mode: .background
         ).run(wait: false)
         guard case .busy = result else { throw TestFailure("a second w1 ran a round beside the first") }
         // Another worker runs beside it.
+        let w2 = Self.configuration(spool, worker: "w2")
         let other = try Round(
-            spool: try Spool(path: spool.path), configuration: Self.configuration(spool, worker: "w2"),
-            mode: .background
+            session: try SpoolSession(path: spool.path, worker: w2.worker), configuration: w2, mode: .background
         ).run(wait: false)
         guard case .ran = other else { throw TestFailure("w2 could not run beside w1") }
         withExtendedLifetime(held) {}
@@ -119,8 +120,10 @@ import Testing
         let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: configurations.count) { index in
             do {
+                let configuration = configurations[index]
                 let result = try Round(
-                    spool: try Spool(path: path), configuration: configurations[index], mode: .background
+                    session: try SpoolSession(path: path, worker: configuration.worker), configuration: configuration,
+                    mode: .background
                 ).run(wait: true)
                 guard case .ran = result else { throw TestFailure("busy") }
             } catch {
@@ -156,9 +159,8 @@ import Testing
         try other.move(entry.fileName, from: .sending, to: .sent)
 
         let claimer = Claimer(
-            spool: mine, configuration: Self.configuration(spool, worker: "w1"),
-            ledger: Ledger(directory: mine.ledgerDirectory, worker: mine.worker), round: RoundID.make(at: .now()),
-            log: .silent)
+            session: try SpoolSession(spool: mine, worker: mine.worker),
+            configuration: Self.configuration(spool, worker: "w1"), round: RoundID.make(at: .now()), log: .silent)
         guard case .vanished = try claimer.claim(entry) else { throw TestFailure("w1 did not pass over k") }
         let invalid = try spool.ledger().filter { $0.event == .invalid }
         #expect(invalid.isEmpty, "w1 flagged a file that was never there: \(invalid.map(\.detail))")

@@ -49,7 +49,7 @@ import Testing
 
     static func sync(_ spool: TemporarySpool, catalog index: Int = 0) throws -> CatalogSyncReport {
         try CatalogSync(
-            spool: spool.spool, configuration: spool.configuration, catalog: spool.configuration.catalogs[index]
+            session: spool.session, configuration: spool.configuration, catalog: spool.configuration.catalogs[index]
         ).run(full: false)
     }
 

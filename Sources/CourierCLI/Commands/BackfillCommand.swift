@@ -43,12 +43,11 @@ enum BackfillCommand {
             throw .usage("\(subscriberText) is not a subscriber name")
         }
         let configuration = try invocation.configuration(readingSecrets: false)
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        defer { if !dryRun { invocation.refreshMetrics(configuration, spool: spool) } }
+        let session = try invocation.openSession(configuration)
+        defer { if !dryRun { invocation.refreshMetrics(configuration, session: session) } }
         let report: Backfill.Report
         do {
-            report = try Backfill(spool: spool, configuration: configuration).run(
+            report = try Backfill(session: session, configuration: configuration).run(
                 since: since, until: until, subscriber: subscriber, from: from.map { .directory($0) } ?? .sent,
                 dryRun: dryRun)
         } catch {

@@ -40,9 +40,14 @@ enum CatalogCommand {
         let rest = try arguments.positionals()
         guard rest.count <= 1 else { throw .usage("catalog \(action) takes at most one NAME") }
         let configuration = try invocation.configuration(readingSecrets: action == "sync")
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        let request = SyncRequest(spool: spool)
+        if action == "status" {
+            try status(
+                try catalogs(rest.first, in: configuration), spool: invocation.readSpool(), json: json,
+                output: invocation.output)
+            return
+        }
+        let session = try invocation.openSession(configuration)
+        let request = SyncRequest(session: session)
         if ifRequested {
             let requested: Bool
             do { requested = try request.take() } catch { throw .spool(error) }
@@ -58,24 +63,17 @@ enum CatalogCommand {
             if ifRequested { do { try request.finish() } catch { throw .spool(error) } }
             throw .usage(message)
         }
-        var catalogs = configuration.catalogs
-        if let wanted = rest.first {
-            guard let name = SubscriberName(wanted), let catalog = configuration.catalog(named: name) else {
-                try refuse("no [catalog \(wanted)] in \(configuration.file ?? "the configuration")")
-            }
-            catalogs = [catalog]
+        let chosen: [Catalog]
+        do { chosen = try catalogs(rest.first, in: configuration) } catch {
+            guard case .usage(let message) = error else { throw error }
+            try refuse(message)
         }
-        guard !catalogs.isEmpty else { try refuse("no [catalog NAME] in \(configuration.file ?? "the configuration")") }
-        if action == "status" {
-            try status(catalogs, spool: spool, json: json, output: invocation.output)
-            return
-        }
-        defer { invocation.refreshMetrics(configuration, spool: spool) }
+        defer { invocation.refreshMetrics(configuration, session: session) }
         var failed = false
-        for catalog in catalogs {
+        for catalog in chosen {
             do {
                 let report = try CatalogSync(
-                    spool: spool, configuration: configuration, catalog: catalog, log: invocation.log
+                    session: session, configuration: configuration, catalog: catalog, log: invocation.log
                 )
                 .run(full: full)
                 invocation.output.line(
@@ -92,6 +90,20 @@ enum CatalogCommand {
             do { try request.finish() } catch { throw .spool(error) }
         }
         if failed { throw .reported(.temporary) }
+    }
+
+    /// The catalog NAME, or every one; a usage error when there is none.
+    private static func catalogs(_ wanted: String?, in configuration: Configuration) throws(CLIError) -> [Catalog] {
+        guard let wanted else {
+            guard !configuration.catalogs.isEmpty else {
+                throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")")
+            }
+            return configuration.catalogs
+        }
+        guard let name = SubscriberName(wanted), let catalog = configuration.catalog(named: name) else {
+            throw .usage("no [catalog \(wanted)] in \(configuration.file ?? "the configuration")")
+        }
+        return [catalog]
     }
 
     static func status(_ catalogs: [Catalog], spool: Spool, json: Bool, output: Output) throws(CLIError) {

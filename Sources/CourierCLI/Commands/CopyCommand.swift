@@ -23,15 +23,14 @@ enum CopyCommand {
             subscriber = name
         }
         let configuration = try invocation.configuration(readingSecrets: false)
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        defer { invocation.refreshMetrics(configuration, spool: spool) }
+        let session = try invocation.openSession(configuration)
+        defer { invocation.refreshMetrics(configuration, session: session) }
         do throws(OperationError) {
-            let items = try spool.resolve(text)
+            let items = try session.spool.resolve(text)
             guard items.count == 1, let item = items.first else {
                 throw .ambiguous(text, items.map(\.name.description))
             }
-            let copy = try Copier(spool: spool, configuration: configuration).copy(item, to: subscriber)
+            let copy = try Copier(session: session, configuration: configuration).copy(item, to: subscriber)
             invocation.output.line("queued/\(copy.fileName) (a copy of \(item.state.rawValue)/\(item.name))")
         } catch {
             throw .operation(error)

@@ -23,12 +23,13 @@ enum DemoCommand {
             "sinks: archive on \(demo.archive.address), coach on \(demo.coach.address); legacy is down (port \(demo.downPort))"
         )
         output.line()
-        try dropRecords(into: demo.spool, output)
+        try dropRecords(into: demo.session, output)
 
         output.line("== courier run --background")
         let result: RoundResult
         do {
-            result = try Round(spool: demo.spool, configuration: demo.configuration, mode: .background).run(wait: true)
+            result = try Round(session: demo.session, configuration: demo.configuration, mode: .background).run(
+                wait: true)
         } catch {
             throw .round(error)
         }
@@ -48,7 +49,8 @@ enum DemoCommand {
         let downPort: UInt16
         let configFile: String
         let configuration: Configuration
-        let spool: Spool
+        let session: SpoolSession
+        var spool: Spool { session.spool }
     }
 
     private static func setUp() throws(CLIError) -> Demo {
@@ -91,14 +93,28 @@ enum DemoCommand {
         do { configuration = try Configuration.load(file: configFile, readingSecrets: true) } catch {
             throw .config(error)
         }
-        let spool: Spool
-        do { spool = try Spool.create(at: configuration.spool) } catch { throw .spool(error) }
+        let session: SpoolSession
+        do {
+            session = try SpoolSession(
+                spool: try Spool.create(at: configuration.spool), worker: nil, redactor: configuration.redactor)
+        } catch {
+            throw .spool(error)
+        }
         return Demo(
             base: base, archive: archive, coach: coach, downPort: downPort, configFile: configFile,
-            configuration: configuration, spool: spool)
+            configuration: configuration, session: session)
     }
 
-    private static func dropRecords(into spool: Spool, _ output: Output) throws(CLIError) {
+    /// Drops files as a script would, each whole under its name at once.
+    private static func dropRecords(into session: SpoolSession, _ output: Output) throws(CLIError) {
+        func drop(_ text: String, as name: FileName) throws(CLIError) {
+            do {
+                try session.commit(
+                    Transition(newFiles: [.init(Array(text.utf8), as: name, in: .state(.queued), replacing: false)]))
+            } catch {
+                throw .spool(error)
+            }
+        }
         output.line("== dropping records into spool/queued/ (tmp/ then rename, as a script would)")
         let records = [
             #"{"id":"sleep-2026-11-29","kind":"sleep","time":"2026-11-29T23:10:00Z","data":{"minutes":452,"score":81}}"#,
@@ -108,15 +124,11 @@ enum DemoCommand {
         ]
         for (index, record) in records.enumerated() {
             let name = FileName("export-\(index + 1).json")
-            do { try spool.deliverNewFile(Array(record.utf8), named: name, into: .queued) } catch {
-                throw .spool(error)
-            }
+            try drop(record, as: name)
             output.line("  queued/\(name)")
         }
         let broken = #"{"kind":"sleep","data":{"minutes":400}}"#
-        do { try spool.deliverNewFile(Array(broken.utf8), named: FileName("broken.json"), into: .queued) } catch {
-            throw .spool(error)
-        }
+        try drop(broken, as: FileName("broken.json"))
         output.line("  queued/broken.json   (no id: it will need attention)")
         output.line()
     }

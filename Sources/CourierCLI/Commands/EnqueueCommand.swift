@@ -17,10 +17,9 @@ enum EnqueueCommand {
         var sources = try arguments.positionals()
         if sources.isEmpty { sources = ["-"] }
         let configuration = try invocation.configuration(readingSecrets: false)
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        defer { invocation.refreshMetrics(configuration, spool: spool) }
-        let enqueuer = Enqueuer(spool: spool, configuration: configuration)
+        let session = try invocation.openSession(configuration)
+        defer { invocation.refreshMetrics(configuration, session: session) }
+        let enqueuer = Enqueuer(session: session, configuration: configuration)
         var failed = false
         for source in sources {
             let bytes: [UInt8]

@@ -33,7 +33,7 @@ enum EtagCommand {
             }
             subscriber = name
         }
-        let store = EntityTagStore(spool: try invocation.openSpool())
+        let store = EntityTagStore(spool: try invocation.readSpool())
         var found: [(subscriber: SubscriberName, tag: EntityTag)]
         do {
             found = try store.tags(of: entity)

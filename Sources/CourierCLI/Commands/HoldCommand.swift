@@ -23,16 +23,16 @@ enum HoldCommand {
         let reason = try arguments.option("--reason") ?? ""
         let rest = try arguments.positionals()
         guard rest.count == 1, let text = rest.first else { throw .usage("hold NAME [--reason TEXT]") }
-        let configuration = try invocation.configuration(readingSecrets: false)
+        // The secrets too: a reason that names one is kept redacted.
+        let configuration = try invocation.configuration(readingSecrets: true)
         // A hold on a name no section has would hold nothing: a typo.
         guard let name = SubscriberName(text), configuration.subscriber(named: name) != nil else {
             throw .operation(.unknownSubscriber(text))
         }
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        defer { invocation.refreshMetrics(configuration, spool: spool) }
+        let session = try invocation.openSession(configuration)
+        defer { invocation.refreshMetrics(configuration, session: session) }
         let hold: Hold
-        do { hold = try Holding(spool: spool).hold(name, reason: reason) } catch { throw .operation(error) }
+        do { hold = try Holding(session: session).hold(name, reason: reason) } catch { throw .operation(error) }
         if arguments.flag("--json") {
             invocation.output.json(Self.json(hold, held: true))
             return

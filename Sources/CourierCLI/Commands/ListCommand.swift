@@ -40,7 +40,7 @@ enum ListCommand {
             }
             filter.olderThan = age
         }
-        let spool = try invocation.openSpool()
+        let spool = try invocation.readSpool()
         let now = Timestamp.now()
         let output = invocation.output
         var table = TableWriter(output, header: ["STATE", "KEY", "SUBSCRIBER", "KIND", "TIME", "AGE", "LAST"])
@@ -65,7 +65,7 @@ enum ListCommand {
         let last = row.last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
         return [
             row.item.state.rawValue, row.item.ledgerKey, row.item.ledgerSubscriber, row.kind ?? "-", row.time ?? "-",
-            Age.describe(now - row.modified), last,
+            Age.describe(now - row.takenIn), last,
         ]
     }
 
@@ -73,7 +73,7 @@ enum ListCommand {
         var object = JSONFields.item(row.item)
         object["kind"] = row.kind ?? NSNull()
         object["time"] = row.time ?? NSNull()
-        object["ageSeconds"] = (now - row.modified).nanoseconds / 1_000_000_000
+        object["ageSeconds"] = (now - row.takenIn).nanoseconds / 1_000_000_000
         object["lastEvent"] = row.last?.event.rawValue ?? NSNull()
         object["lastStatus"] = row.last?.status ?? NSNull()
         return JSONFields.text(object) ?? "null"

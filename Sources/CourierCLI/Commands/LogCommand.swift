@@ -65,7 +65,7 @@ enum LogCommand {
             // journalctl -f: the last 10 lines, unless a start was asked for.
             if last == nil, try arguments.option("--since") == nil { last = followLines }
         }
-        let spool = try invocation.openSpool()
+        let spool = try invocation.readSpool()
         if let subscriber = try arguments.option("--subscriber") {
             try check(subscriber: subscriber, spool: spool, invocation)
             filter.subscriber = subscriber

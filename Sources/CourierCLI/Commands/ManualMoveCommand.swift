@@ -60,12 +60,13 @@ enum ManualMoveCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: Action) throws(CLIError) {
         let selection = try selection(&arguments, action: action)
         let json = arguments.flag("--json")
-        let spool = try invocation.openSpool()
-        defer { invocation.refreshMetrics(try? invocation.configurationIfAny(readingSecrets: false), spool: spool) }
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
+        let session = try invocation.openSession(configuration)
+        defer { invocation.refreshMetrics(configuration, session: session) }
         let report: ManualMoves.Report
         do {
-            let (items, refused) = try selection.resolve(in: spool, allowed: action.states)
-            let moves = ManualMoves(spool: spool)
+            let (items, refused) = try selection.resolve(in: session.spool, allowed: action.states)
+            let moves = ManualMoves(session: session)
             var done: ManualMoves.Report
             switch action {
             case .ack: done = try moves.acknowledge(items)

@@ -30,16 +30,16 @@ enum PruneCommand {
             retention = parsed
         }
         try arguments.noPositionals("prune")
-        let spool = try invocation.openSpool()
         // A broken configuration must not prune with the default in place of
         // the retention it meant; only a missing one falls back.
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
+        let session = try invocation.openSession(configuration)
         let keep = retention ?? configuration?.retention ?? Configuration.defaultRetention
         let keepFailed = configuration?.failedRetention
-        defer { if !dryRun { invocation.refreshMetrics(configuration, spool: spool) } }
+        defer { if !dryRun { invocation.refreshMetrics(configuration, session: session) } }
         let report: PruneReport
         do {
-            report = try Pruner(spool: spool, retention: keep, failedRetention: keepFailed, dryRun: dryRun).run()
+            report = try Pruner(session: session, retention: keep, failedRetention: keepFailed, dryRun: dryRun).run()
         } catch {
             throw .spool(error)
         }

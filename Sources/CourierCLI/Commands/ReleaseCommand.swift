@@ -16,10 +16,12 @@ enum ReleaseCommand {
         let rest = try arguments.positionals()
         guard rest.count == 1, let text = rest.first else { throw .usage("release NAME") }
         guard let name = SubscriberName(text) else { throw .usage("\(text) is not a subscriber name") }
-        let spool = try invocation.openSpool()
-        defer { invocation.refreshMetrics(try? invocation.configurationIfAny(readingSecrets: false), spool: spool) }
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
+        let session = try invocation.openSession(configuration)
+        defer { invocation.refreshMetrics(configuration, session: session) }
+        let spool = session.spool
         let hold: Hold?
-        do { hold = try Holding(spool: spool).release(name) } catch { throw .operation(error) }
+        do { hold = try Holding(session: session).release(name) } catch { throw .operation(error) }
         let json = arguments.flag("--json")
         guard let hold else {
             if json {

@@ -49,16 +49,15 @@ enum RunCommand {
         }
         try arguments.noPositionals(sendNow ? "send-now" : "run")
         let configuration = try invocation.configuration(readingSecrets: true)
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        let session = try invocation.openSession(configuration)
         let result: RoundResult
         do {
-            var round = Round(spool: spool, configuration: configuration, mode: mode, log: invocation.log)
+            var round = Round(session: session, configuration: configuration, mode: mode, log: invocation.log)
             round.retryAttention = attention
             result = try round.run(wait: wait)
         } catch {
             let failure = CLIError.round(error)
-            writeMetrics(configuration, spool, summary: nil, status: failure.status, invocation)
+            writeMetrics(configuration, session, summary: nil, status: failure.status, invocation)
             throw failure
         }
         // An OAuth subscriber that got no token was not sent to: the round
@@ -66,7 +65,7 @@ enum RunCommand {
         let status: ExitStatus
         if case .ran(let summary) = result, summary.tokenErrors != nil { status = .temporary } else { status = .ok }
         if case .ran(let summary) = result {
-            writeMetrics(configuration, spool, summary: summary, status: status, invocation)
+            writeMetrics(configuration, session, summary: summary, status: status, invocation)
         }
         switch result {
         case .busy:
@@ -85,13 +84,13 @@ enum RunCommand {
     /// A metrics file that cannot be written is worth a warning, not a
     /// failed round: the items have been delivered.
     private static func writeMetrics(
-        _ configuration: Configuration, _ spool: Spool, summary: RoundSummary?, status: ExitStatus,
+        _ configuration: Configuration, _ session: SpoolSession, summary: RoundSummary?, status: ExitStatus,
         _ invocation: Invocation
     ) {
         guard let path = configuration.metricsFile else { return }
         do {
             try MetricsFile(
-                path: path, spool: spool, catalogs: configuration.catalogs.map(\.name),
+                path: path, session: session, catalogs: configuration.catalogs.map(\.name),
                 subscribers: configuration.subscribers.map(\.name)
             )
             .write(summary: summary, exitStatus: status.rawValue)

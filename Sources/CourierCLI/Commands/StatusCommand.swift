@@ -53,7 +53,7 @@ enum StatusCommand {
         let report = try gather(invocation)
         var shape: QueueShape?
         if ages {
-            let spool = try invocation.openSpool()
+            let spool = try invocation.readSpool()
             do { shape = try QueueShape.measure(spool, now: .now()) } catch { throw .spool(error) }
         }
         if json {
@@ -65,7 +65,7 @@ enum StatusCommand {
     }
 
     static func gather(_ invocation: Invocation) throws(CLIError) -> Report {
-        let spool = try invocation.openSpool()
+        let spool = try invocation.readSpool()
         let counts: [SpoolState: Int]
         do { counts = try spool.counts() } catch { throw .spool(error) }
         var attention: [String] = []

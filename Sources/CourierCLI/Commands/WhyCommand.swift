@@ -19,7 +19,7 @@ enum WhyCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         let rest = try arguments.positionals()
         guard rest.count == 1, let text = rest.first else { throw .usage("why ENTRY") }
-        let spool = try invocation.openSpool()
+        let spool = try invocation.readSpool()
         let items: [SpoolItem]
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)

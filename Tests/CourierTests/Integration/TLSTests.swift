@@ -186,7 +186,7 @@ import Testing
             name: try #require(SubscriberName("products")), url: "https://127.0.0.1:\(port)/catalogs/products",
             caFile: trusted ? directory.path + "/ca.pem" : nil)
         spool.configuration.catalogs = [catalog]
-        let sync = CatalogSync(spool: spool.spool, configuration: spool.configuration, catalog: catalog)
+        let sync = CatalogSync(session: spool.session, configuration: spool.configuration, catalog: catalog)
         if trusted {
             let report = try sync.run(full: false)
             #expect(report.version == 7)

@@ -16,6 +16,8 @@ import Foundation
 final class TemporarySpool {
     let directory: TemporaryDirectory
     let spool: Spool
+    /// The test process's one session of the spool, as a command's.
+    let session: SpoolSession
     var configuration: Configuration
     /// Servers that must live as long as the spool does.
     var companions: [AnyObject] = []
@@ -23,6 +25,7 @@ final class TemporarySpool {
     init(subscribers: [Subscriber] = []) throws {
         directory = TemporaryDirectory("spool")
         spool = try Spool.create(at: directory.path + "/spool")
+        session = try SpoolSession(spool: spool, worker: nil)
         configuration = Configuration(spool: directory.path + "/spool", subscribers: subscribers)
         configuration.deviceID = "test-device"
         // Tests must not wait for the settle rule unless they test it.
@@ -64,7 +67,7 @@ final class TemporarySpool {
 
     @discardableResult
     func runRound(_ mode: RoundMode = .background) throws -> RoundSummary {
-        let result = try Round(spool: spool, configuration: configuration, mode: mode).run(wait: true)
+        let result = try Round(session: session, configuration: configuration, mode: mode).run(wait: true)
         guard case .ran(let summary) = result else { throw TestFailure("the round found the spool busy") }
         return summary
     }

@@ -1,0 +1,70 @@
+import CourierPosix
+
+extension Transition {
+    /// Flagging: a file that will not be taken moves, unchanged, to
+    /// `needsAttention/invalid-TIME-NAME` (`safe`), with its reason in the
+    /// ledger first (Postfix's cleanup bouncing a malformed message, but
+    /// kept). Intake flags what it cannot take, from `queued/`; a claim
+    /// flags a file dropped under the name of an entry that already
+    /// settled, from `sending/`, once its rename has made it this round's.
+    public static func flag(
+        _ name: FileName, from place: SpoolPlace, as safe: FileName, reason: String, round: String, at now: Timestamp
+    ) -> Transition {
+        Transition(
+            lines: [
+                LedgerLine(
+                    time: now, round: round, subscriber: "-", key: safe.description, event: .invalid,
+                    detail: "\(reason) (dropped as \(FlaggedName.printable(name)))")
+            ],
+            moves: [Move(name, from: place, to: .state(.needsAttention), as: safe)])
+    }
+}
+
+/// The names flagged files get, and dropped names as the ledger shows them.
+public enum FlaggedName {
+    /// `invalid-20261130T070000Z-NAME`: NAME with every byte outside
+    /// `[A-Za-z0-9._-]` made `_`, so it is one safe path component that
+    /// can never parse as an entry. A name that was flagged before keeps
+    /// its original part instead of growing.
+    public static func make(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
+        -> FileName
+    {
+        let original = droppedPart(of: name).map { FileName(bytes: Array($0)) } ?? name
+        let base = "invalid-\(time.compact)-" + safeComponent(original)
+        var candidate = FileName(base)
+        var counter = 2
+        do {
+            while try directory.contains(candidate) {
+                candidate = FileName("\(base)-\(counter)")
+                counter += 1
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        return candidate
+    }
+
+    /// What follows `invalid-TIME-` in a flagged name; nil for any other name.
+    public static func droppedPart(of name: FileName) -> ArraySlice<UInt8>? {
+        let prefix = Array("invalid-".utf8)
+        // `invalid-`, then `20261130T070000Z-`.
+        let start = prefix.count + 17
+        guard name.bytes.starts(with: prefix), name.bytes.count > start,
+            name.bytes[start - 2] == UInt8(ascii: "Z"), name.bytes[start - 1] == UInt8(ascii: "-")
+        else { return nil }
+        return name.bytes[start...]
+    }
+
+    /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
+    public static func safeComponent(_ name: FileName) -> String {
+        let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in
+            NameBytes.isSafeFileName(byte) ? byte : UInt8(ascii: "_")
+        }
+        return String(decoding: cleaned, as: UTF8.self)
+    }
+
+    /// A dropped file's name for the ledger: printable, never a tab.
+    public static func printable(_ name: FileName) -> String {
+        String(String(decoding: name.bytes, as: UTF8.self).prefix(100))
+    }
+}

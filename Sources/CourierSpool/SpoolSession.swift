@@ -1,0 +1,109 @@
+import CourierPosix
+import CourierSupport
+import Glibc
+
+/// One process's way of changing a spool: opened once, with who this
+/// process is (its worker, on a shared spool), its ledger (the worker's day
+/// files, every line through the redactor) and the tests' fault plan. Every
+/// change goes through `commit`, one `Transition` at a time, so the
+/// protocol is written once. Reading needs none of this: a plain `Spool`
+/// reads, and cannot write.
+public final class SpoolSession {
+    public let spool: Spool
+    let ledger: Ledger
+    /// The ledger's round column for lines the commit writes on its own (a
+    /// file found in a move's way): the round's id while one runs.
+    public var actor = "-"
+    /// Handles of the places transitions have named, opened once.
+    private var handles: [SpoolPlace: DirectoryHandle] = [:]
+
+    /// `worker`: on a shared spool, this process's worker; its claims go to
+    /// `sending/WORKER/` and its lines to `YYYY-MM-DD.WORKER.tsv`.
+    public init(spool: Spool, worker: WorkerID?, redactor: Redactor = Redactor(), log: EventLog = .silent)
+        throws(SpoolError)
+    {
+        if let worker, spool.worker != worker { try spool.join(as: worker) }
+        self.spool = spool
+        ledger = Ledger(
+            directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: redactor, worker: spool.worker)
+    }
+
+    public convenience init(
+        path: String, worker: WorkerID?, redactor: Redactor = Redactor(), log: EventLog = .silent
+    ) throws(SpoolError) {
+        try self.init(spool: try Spool(path: path), worker: worker, redactor: redactor, log: log)
+    }
+
+    public var path: String { spool.path }
+    public var worker: WorkerID? { spool.worker }
+
+    /// Tests' fault injection: every rename, write, sync and removal of a
+    /// commit passes it. Nil in production.
+    public var faults: FaultPlan? {
+        get { spool.faults }
+        set {
+            spool.faults = newValue
+            ledger.faults = newValue
+        }
+    }
+
+    /// A secret learnt after the session opened (an OAuth access token
+    /// fetched during a round): redacted from every line written after,
+    /// and from what `redact` returns.
+    public func addSecret(_ secret: String) { ledger.addSecret(secret) }
+
+    /// Every secret of `redactor` (a configuration's), for a session that
+    /// was opened before they were known.
+    public func addSecrets(of redactor: Redactor) { ledger.addSecrets(of: redactor) }
+
+    /// Text a person or a server gave, as courier may keep it in a file of
+    /// the spool: with every secret the configuration knows replaced. The
+    /// ledger does this to every line itself; state files that keep such
+    /// text (a hold's reason) use this.
+    public func redact(_ text: String) -> String { ledger.redactor.redact(text) }
+
+    /// The short lock for what must stay serial between the workers of a
+    /// shared spool (`Spool.serialLock`); nil with one worker.
+    public func serialLock() throws(SpoolError) -> RoundLock? { try spool.serialLock() }
+
+    /// The open folder a transition means by `place`, for reading what is
+    /// there; folders of state files (`held/`, `etags/SUB/`,
+    /// `catalogs/NAME/`) are made, and their parent synced, on first use.
+    public func folder(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle { try handle(place) }
+
+    func handle(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle {
+        if let open = handles[place] { return open }
+        let opened: DirectoryHandle
+        do throws(SystemError) {
+            switch place {
+            case .state(let state): opened = spool.directory(state)
+            case .sendingRoot: opened = spool.sendingRoot
+            case .claims(let worker):
+                opened = try spool.sendingRoot.openDirectory(worker, as: "sending/\(worker)")
+            case .control: opened = spool.control
+            case .tmp: opened = spool.tmp
+            case .ledger: opened = spool.ledgerDirectory
+            case .held: opened = try Self.folder(Spool.heldName, in: spool.control, as: ".courier/held")
+            case .entityTags(let subscriber):
+                let tags = try Self.folder(EntityTagStore.folderName, in: spool.control, as: ".courier/etags")
+                opened = try Self.folder(FileName(subscriber.value), in: tags, as: ".courier/etags/\(subscriber)")
+            case .catalog(let name):
+                let catalogs = try Self.folder(FileName("catalogs"), in: spool.root, as: "catalogs")
+                opened = try Self.folder(FileName(name.value), in: catalogs, as: "catalogs/\(name)")
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        handles[place] = opened
+        return opened
+    }
+
+    /// A folder made if missing (its parent fsynced, so that it survives a
+    /// power cut as a name), then opened.
+    private static func folder(_ name: FileName, in parent: DirectoryHandle, as shown: String) throws(SystemError)
+        -> DirectoryHandle
+    {
+        if try parent.makeDirectory(name, mode: 0o750) { try parent.sync() }
+        return try parent.openDirectory(name, as: shown)
+    }
+}

@@ -1,0 +1,203 @@
+import CourierPosix
+import Glibc
+
+/// A folder of the spool that a transition names. `SpoolSession` turns each
+/// into its open directory handle.
+public enum SpoolPlace: Hashable, Sendable, CustomStringConvertible {
+    /// A state folder; `.sending` is this worker's claims.
+    case state(SpoolState)
+    /// `sending/` itself: entries from before the spool was shared, and
+    /// the parent of the workers' folders.
+    case sendingRoot
+    /// `sending/WORKER/` of another worker (a dead one's, being recovered).
+    case claims(of: FileName)
+    /// `.courier/`: state files.
+    case control
+    /// `.courier/held/`.
+    case held
+    /// `.courier/etags/SUB/`.
+    case entityTags(SubscriberName)
+    /// `catalogs/NAME/`.
+    case catalog(SubscriberName)
+    /// `tmp/`: only for removing leftovers.
+    case tmp
+    /// `ledger/`: only for removing day files prune ages out.
+    case ledger
+
+    public var description: String {
+        switch self {
+        case .state(let state): return state.rawValue + "/"
+        case .sendingRoot: return "sending/"
+        case .claims(let worker): return "sending/\(worker)/"
+        case .control: return ".courier/"
+        case .held: return ".courier/held/"
+        case .entityTags(let subscriber): return ".courier/etags/\(subscriber)/"
+        case .catalog(let name): return "catalogs/\(name)/"
+        case .tmp: return "tmp/"
+        case .ledger: return "ledger/"
+        }
+    }
+}
+
+/// One durable state change of the spool, as a value: what to write, what
+/// to say in the ledger, and which names to move or remove. Every change
+/// courier makes is one of these, given to `SpoolSession.commit`, which
+/// carries it out in the protocol's one order (docs/design.md §10, "The
+/// protocol"). Building one changes nothing; transitions gathered from
+/// many items commit as one (`append`).
+public struct Transition {
+    /// A file to create whole: staged under `tmp/`, made durable, then
+    /// renamed into place.
+    public struct NewFile {
+        public var bytes: [UInt8]
+        public var name: FileName
+        public var place: SpoolPlace
+        /// Less the umask.
+        public var mode: mode_t
+        /// State files (`.courier/`, catalog items, etags) replace the
+        /// previous version; an entry never replaces anything.
+        public var replacing: Bool
+        /// A modification time for the new file (a hold keeps its since).
+        public var modified: Timestamp?
+
+        public init(
+            _ bytes: [UInt8], as name: FileName, in place: SpoolPlace, mode: mode_t = 0o640, replacing: Bool,
+            modified: Timestamp? = nil
+        ) {
+            self.bytes = bytes
+            self.name = name
+            self.place = place
+            self.mode = mode
+            self.replacing = replacing
+            self.modified = modified
+        }
+    }
+
+    /// A rename from one folder to another that never replaces a name. A
+    /// file in the way is flagged with its reason (it moves unchanged to
+    /// `needsAttention/invalid-…`) and the move goes on; the same file
+    /// under both names (a rename a power cut left half done) loses its
+    /// old name.
+    public struct Move: Sendable {
+        public var name: FileName
+        public var from: SpoolPlace
+        public var to: SpoolPlace
+        public var newName: FileName
+        /// Only for state files of `.courier/` (a sync request taken): an
+        /// item never replaces anything.
+        public var replacing: Bool
+
+        public init(
+            _ name: FileName, from: SpoolPlace, to: SpoolPlace, as newName: FileName? = nil, replacing: Bool = false
+        ) {
+            self.name = name
+            self.from = from
+            self.to = to
+            self.newName = newName ?? name
+            self.replacing = replacing
+        }
+
+        /// An entry between state folders.
+        public init(_ entry: EntryName, from: SpoolState, to: SpoolState) {
+            self.init(entry.fileName, from: .state(from), to: .state(to))
+        }
+    }
+
+    /// A modification time set on a file before it moves.
+    public struct Stamp: Sendable {
+        public enum Time: Sendable {
+            /// An explicit time (a deferral's stamp, or the stamp taken off).
+            /// A file courier does not own is first replaced by its own copy.
+            case exactly(Timestamp)
+            /// Now, where permitted (intake's touch); skipped where not.
+            case now
+        }
+
+        public var name: FileName
+        public var place: SpoolPlace
+        public var time: Time
+
+        public init(_ name: FileName, in place: SpoolPlace, to time: Time) {
+            self.name = name
+            self.place = place
+            self.time = time
+        }
+    }
+
+    /// A name to remove; one already gone counts as removed.
+    public struct Removal: Sendable {
+        public var name: FileName
+        public var place: SpoolPlace
+        /// An empty directory under the name is removed too (a sync
+        /// request made with `mkdir`).
+        public var orEmptyDirectory: Bool
+
+        public init(_ name: FileName, in place: SpoolPlace, orEmptyDirectory: Bool = false) {
+            self.name = name
+            self.place = place
+            self.orEmptyDirectory = orEmptyDirectory
+        }
+    }
+
+    /// Bytes appended to a journal file of `.courier/` (the ids a full
+    /// catalog sync has applied) and fsynced, right after the ledger lines.
+    public struct Append {
+        public var bytes: [UInt8]
+        public var name: FileName
+        public var place: SpoolPlace
+
+        public init(_ bytes: [UInt8], to name: FileName, in place: SpoolPlace) {
+            self.bytes = bytes
+            self.name = name
+            self.place = place
+        }
+    }
+
+    /// Open files already in the spool whose data must reach the disk
+    /// before any line or name says what they are (intake's dropped files).
+    public var durable: [FileDescriptor] = []
+    public var newFiles: [NewFile] = []
+    public var lines: [LedgerLine] = []
+    public var appends: [Append] = []
+    public var tags: [EntityTagUpdate] = []
+    public var stamps: [Stamp] = []
+    public var moves: [Move] = []
+    public var removals: [Removal] = []
+
+    public init() {}
+
+    public init(lines: [LedgerLine] = [], moves: [Move] = [], removals: [Removal] = [], newFiles: [NewFile] = []) {
+        self.lines = lines
+        self.moves = moves
+        self.removals = removals
+        self.newFiles = newFiles
+    }
+
+    public var isEmpty: Bool {
+        durable.isEmpty && newFiles.isEmpty && lines.isEmpty && appends.isEmpty && tags.isEmpty && stamps.isEmpty
+            && moves.isEmpty && removals.isEmpty
+    }
+
+    /// Gathers another transition into this one: one commit for both.
+    public mutating func append(_ other: Transition) {
+        durable += other.durable
+        newFiles += other.newFiles
+        lines += other.lines
+        appends += other.appends
+        tags += other.tags
+        stamps += other.stamps
+        moves += other.moves
+        removals += other.removals
+    }
+}
+
+/// What a commit did that its caller may need to know: the moves whose
+/// file had gone (a person moved or removed it first: theirs is the last
+/// word), and the files found in the way of a move and flagged.
+public struct Committed: Sendable {
+    public var vanished: [Transition.Move] = []
+    /// The safe names the files in the way got in `needsAttention/`.
+    public var flagged: [FileName] = []
+
+    public init() {}
+}
