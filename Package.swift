@@ -27,7 +27,8 @@ let package = Package(
         .target(name: "CourierPosix", dependencies: ["CPosix"]),
         // Small pure helpers: units, time formats, digests, gzip, signing, redaction.
         .target(name: "CourierSupport", dependencies: ["CourierPosix", "CCrypto", "CZlib"]),
-        // The spool: states, entry names, the checked read, the ledger.
+        // The spool: states, entry names, the checked read, the ledger, and the one way to
+        // change it: a SpoolSession's commit of a Transition.
         .target(name: "CourierSpool", dependencies: ["CourierSupport"]),
         // Records: JSON validation and byte-exact splicing.
         .target(name: "CourierRecords", dependencies: ["CourierSpool"]),
@@ -35,7 +36,8 @@ let package = Package(
         .target(name: "CourierConfig", dependencies: ["CourierRecords", "CINIH"]),
         // HTTP through libcurl: one place for TLS, redirects, timeouts and headers.
         .target(name: "CourierTransport", dependencies: ["CourierConfig", "CCurl"]),
-        // One round, in stages: recovery, intake, routes, delivery, commit, notify.
+        // One round, in stages: recovery, routes, delivery with intake as it meets dropped
+        // files (then routes again), the group commit, notify.
         .target(name: "CourierRound", dependencies: ["CourierTransport"]),
         // Catalog syncs, the other direction of the sync side.
         .target(name: "CourierCatalog", dependencies: ["CourierTransport"]),

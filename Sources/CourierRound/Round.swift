@@ -4,8 +4,11 @@ import CourierSpool
 import Foundation
 import Glibc
 
-/// One round: recover → intake → routes → deliver → summary → notify. Every step is safe
-/// to repeat, so a round killed at any instant is finished by the next.
+/// One round: recover → routes → (send-now --attention: transient failures back to
+/// queued/) → deliver, taking dropped files in as it meets them → routes again and a second
+/// pass, when intake kept a route or a waiting workout → summary → notify. Every step is a
+/// commit of the session's, safe to repeat, so a round killed at any instant is finished by
+/// the next.
 public struct Round {
     public let session: SpoolSession
     public let configuration: Configuration
