@@ -124,67 +124,6 @@ public final class Spool {
         return try claimFolderElsewhere(holding: name).map { (.sending, $0) }
     }
 
-    /// Moves an item between states with one rename(2). The caller makes
-    /// the move durable with `sync` once per batch of moves.
-    func move(_ name: FileName, from: SpoolState, to: SpoolState, as newName: FileName? = nil) throws(SpoolError) {
-        let target = newName ?? name
-        let source = directory(from)
-        let destination = directory(to)
-        do {
-            try faults?.check(.rename)
-            try source.rename(name, to: destination, as: target, replacing: false)
-        } catch {
-            // A planned fault has no names of its own; the rename's are these.
-            throw .rename(from: source.displayPath(of: name), to: destination.displayPath(of: target), error.errno)
-        }
-    }
-
-    /// fsync of state folders after renames (maildir's last step).
-    func sync(_ states: some Sequence<SpoolState>) throws(SpoolError) {
-        for state in Set(states) {
-            do {
-                try faults?.check(.sync, path: directory(state).displayPath)
-                try directory(state).sync()
-            } catch {
-                throw SpoolError(error)
-            }
-        }
-    }
-
-    /// The maildir way to make a new file appear whole (`writeAtomically`):
-    /// write under tmp/, fsync, rename into place, fsync the directory. A
-    /// crash leaves at most a leftover in tmp/, which prune removes after
-    /// 36 hours.
-    func deliverNewFile(_ bytes: [UInt8], named name: FileName, into state: SpoolState) throws(SpoolError) {
-        try deliverNewFile(bytes, named: name, into: directory(state))
-    }
-
-    /// The same into any directory of the spool's file system (`.courier/`,
-    /// `catalogs/NAME/`); without `syncDirectory` the caller fsyncs it once
-    /// for many files. `mode` is the new file's, less the umask (0600 for
-    /// a file only courier's own user may read).
-    func deliverNewFile(
-        _ bytes: [UInt8], named name: FileName, into directory: DirectoryHandle, syncDirectory: Bool = true,
-        mode: mode_t = 0o640
-    ) throws(SpoolError) {
-        do {
-            try tmp.writeAtomically(
-                bytes, as: name, in: directory, staged: stagingNames.next(for: name), mode: mode,
-                syncDirectory: syncDirectory, faults: faults)
-        } catch {
-            throw SpoolError(error)
-        }
-    }
-
-    /// The first half of the maildir way: the bytes written under `tmp/` and
-    /// fsynced (without `syncData`, the caller syncs them with others),
-    /// under a unique name that is returned for the rename.
-    func stageFile(_ bytes: [UInt8], for name: FileName, syncData: Bool = true) throws(SpoolError) -> FileName {
-        let staged = stagingNames.next(for: name)
-        do { try tmp.stage(bytes, as: staged, syncData: syncData, faults: faults) } catch { throw SpoolError(error) }
-        return staged
-    }
-
     /// `TIME.PID_N.NAME` (`TIME.PID_N.WORKER:NAME` on a shared spool), unique
     /// per process and call, as maildir names are.
     package func uniqueTemporaryName(for name: FileName) -> FileName {
@@ -203,11 +142,6 @@ public final class Spool {
         } catch {
             throw .operation("read", path: folder.displayPath(of: name), error.errno)
         }
-    }
-
-    /// Replaces a small state file in `.courier/` atomically.
-    func writeControlFile(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o640) throws(SpoolError) {
-        try deliverNewFile(bytes, named: FileName(name), into: control, mode: mode)
     }
 
     /// A small state file in `.courier/`; nil when it does not exist yet.

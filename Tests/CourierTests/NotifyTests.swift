@@ -34,6 +34,25 @@ import Testing
         return spool
     }
 
+    @Test("a notifier that prints a subscriber's token on stderr has it redacted in .courier/notifier.json")
+    func aNotifiersWordsAreRedacted() throws {
+        let directory = TemporaryDirectory("notify")
+        let token = "tok-5e4d3c2b1a09f8e7"
+        try directory.write("#!/bin/sh\necho 'bad auth \(token)' >&2\nexit 1\n", to: "leaky.sh")
+        chmod(directory.path + "/leaky.sh", 0o755)
+        let server = try LoopbackServer(status: 500)
+        let spool = try TemporarySpool(
+            subscribers: [TemporarySpool.subscriber("alpha", url: server.url, token: token)])
+        spool.companions.append(server)
+        spool.configuration.notify = .always
+        spool.configuration.notifyCommand = directory.path + "/leaky.sh"
+        try spool.dropRecord(id: "n-1")
+        try spool.runRound()
+        let health = try #require(Notifier.health(in: spool.spool))
+        #expect(!health.working)
+        #expect(!health.detail.contains(token) && health.detail.contains("bad auth [redacted]"), "\(health.detail)")
+    }
+
     @Test func alwaysSendsTheSummaryAfterABackgroundRoundThatMovedSomething() throws {
         let directory = TemporaryDirectory("notify")
         let (command, out) = try Self.recorder(in: directory)
