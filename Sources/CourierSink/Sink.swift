@@ -22,6 +22,8 @@ public final class Sink: Sendable {
     let store: Locked<SinkStore>
     private let signer: WebhookSigner?
     let catalogs: String?
+    /// The member a delta page's cursor to the next page is sent as.
+    let pageCursor: PageCursorName
     let oauth: SinkOAuth?
     public let directory: String
     /// `--log FILE`: one `KEY<TAB>STATUS` line per record received.
@@ -36,8 +38,8 @@ public final class Sink: Sendable {
     static let inflatedLimit = 64 << 20
 
     public init(
-        directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil,
-        oauth: SinkOAuth? = nil
+        directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil,
+        pageCursor: PageCursorName = .snakeCase, requestLog: String? = nil, oauth: SinkOAuth? = nil
     ) throws(SpoolError) {
         do throws(SystemError) {
             self.requestLog = try requestLog.map { path throws(SystemError) in
@@ -57,6 +59,7 @@ public final class Sink: Sendable {
         }
         self.signer = signingSecret.map(WebhookSigner.init)
         self.catalogs = catalogs
+        self.pageCursor = pageCursor
         self.oauth = oauth
         self.directory = directory
     }
