@@ -63,4 +63,30 @@ import Testing
         let single = config.replacingOccurrences(of: "mode = batch\n", with: "")
         #expect(BatchLimitCheck(configuration: try ConfigTests.parse(single)).run().isEmpty)
     }
+
+    /// The decision on siblings of next_cursor (docs/design.md §8, "One
+    /// spelling, or both"): batch results and token answers are spelled
+    /// one way, snake_case, in the architecture and in RFC 6749, so a
+    /// camelCase answer is an answer without those members.
+    @Test("batch results and OAuth token answers are read in their documents' one spelling, snake_case")
+    func resultsAndTokensHaveOneSpelling() throws {
+        let snake = Array(
+            #"{"results":[{"idempotency_key":"o-1","status":"OK","server_id":"srv-123","etag":"v2"}]}"#.utf8)
+        let result = try #require(BatchBody.results(in: snake)?["o-1"])
+        #expect(result.status == "OK" && result.serverID == "srv-123" && result.etag == "v2")
+        let camel = Array(#"{"results":[{"idempotencyKey":"o-1","status":"OK","serverId":"srv-123"}]}"#.utf8)
+        #expect(BatchBody.results(in: camel)?["o-1"] == nil, "an item missing from results[]: retried, not sent")
+
+        let now = Timestamp.now()
+        let token = OAuthToken.parse(
+            Array(#"{"access_token":"t0k","token_type":"bearer","expires_in":"3600"}"#.utf8), obtained: now)
+        #expect((try? token.get())?.value == "t0k")
+        let camelToken = OAuthToken.parse(
+            Array(#"{"accessToken":"t0k","tokenType":"Bearer","expiresIn":3600}"#.utf8), obtained: now)
+        guard case .failure(let failure) = camelToken else {
+            Issue.record("a camelCase token answer was taken")
+            return
+        }
+        #expect(failure.description == "the answer has no access_token")
+    }
 }
