@@ -13,6 +13,8 @@ public struct CatalogSyncReport: Sendable {
     public var upserts = 0
     public var tombstones = 0
     public var removedByFullSync = 0
+    /// Upserts without a usable id: not written, and not counted as seen.
+    public var skipped = 0
     /// The server's version and time at the end, each when it gave one.
     public var version: Int64?
     public var serverTime: String?
@@ -32,6 +34,9 @@ public enum CatalogError: Error, Sendable, CustomStringConvertible {
     case http(catalog: String, url: String, status: Int, answer: String)
     case transport(catalog: String, url: String, FetchError)
     case malformed(catalog: String, url: String, String)
+    /// The server's cursors went round in a circle, or past `max-pages`:
+    /// the sync stopped and its state went back to what it was before.
+    case endless(catalog: String, url: String, String)
     case spool(SpoolError)
 
     public var description: String {
@@ -42,6 +47,9 @@ public enum CatalogError: Error, Sendable, CustomStringConvertible {
             return "catalog \(catalog): \(Redactor.displayURL(url)): \(error)"
         case .malformed(let catalog, let url, let reason):
             return "catalog \(catalog): \(Redactor.displayURL(url)): \(reason)"
+        case .endless(let catalog, let url, let reason):
+            return
+                "catalog \(catalog): \(Redactor.displayURL(url)): \(reason); the catalog's state is as before the sync"
         case .spool(let error): return error.description
         }
     }

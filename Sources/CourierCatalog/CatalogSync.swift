@@ -48,19 +48,25 @@ public struct CatalogSync {
     private func runLocked(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let started = MonotonicInstant.now()
         var report = CatalogSyncReport(session: RoundID.make(at: .now()))
-        report.cursor = catalog.cursor
         session.addSecrets(of: configuration.redactor)
-        let store = try CatalogStore(session: session, catalog: catalog, log: log)
         var state: CatalogState
         do { state = try CatalogState.load(catalog.name, in: session.spool) } catch { throw .spool(error) }
+        let cursor = catalog.cursor(resuming: state)
+        report.cursor = cursor
+        let store = try CatalogStore(session: session, catalog: catalog, cursor: cursor, log: log)
+        var before = state
         do throws(CatalogError) {
             try store.replayJournal(state: &state)
-            try begin(full: requested, state: &state, report: &report, store: store)
+            before = state
+            try begin(full: requested, cursor: cursor, state: &state, report: &report, store: store)
             let fetch = try fetcher(session: report.session)
+            var trail = PageTrail(maxPages: catalog.maxPages, start: state.cursor)
             while !state.complete {
-                let page = try fetchPage(
-                    fetch, since: state.syncing ?? .beginning(catalog.cursor), cursor: state.cursor,
-                    number: report.pages + 1)
+                let url = pageURL(since: state.syncing ?? .beginning(cursor), cursor: state.cursor)
+                let page = try fetchPage(fetch, url: url, cursor: cursor, number: report.pages + 1)
+                if let problem = trail.problem(after: page.nextCursor) {
+                    throw .endless(catalog: catalog.name.value, url: catalog.url, problem)
+                }
                 try store.writeJournal(page)
                 try store.applyAndAdvance(page, state: &state, report: &report)
                 report.pages += 1
@@ -68,7 +74,7 @@ public struct CatalogSync {
             if state.fullStartedAt != nil { report.removedByFullSync = try store.removeUnseen() }
             report.version = state.version
             report.serverTime = state.serverTime
-            Self.arrive(&state, catalog: catalog)
+            Self.arrive(&state, cursor: cursor)
             try acknowledge(fetch, report: report)
             report.durationMilliseconds = (MonotonicInstant.now() - started).milliseconds
             try succeed(&state, report: report)
@@ -78,6 +84,13 @@ public struct CatalogSync {
                 Transition(lines: [line(.catalogSynced, report, status: 200, detail: Self.summary(report))]))
             return report
         } catch {
+            // A server that goes round in circles has said nothing this
+            // sync can finish from: the next one starts where this one did.
+            if case .endless = error {
+                // A sync begin() set aside for a new one is not restored:
+                // its seen ids are gone.
+                state = report.resumed ? before : before.settingAsideSyncInProgress()
+            }
             state.failures += 1
             state.lastError = error.description
             // The sync's own error is the one to report; a spool that cannot
@@ -95,20 +108,25 @@ public struct CatalogSync {
 
     /// Starts a new delta or full sync, or resumes the one a crash left.
     private func begin(
-        full requested: Bool, state: inout CatalogState, report: inout CatalogSyncReport, store: CatalogStore
+        full requested: Bool, cursor: CatalogCursor, state: inout CatalogState, report: inout CatalogSyncReport,
+        store: CatalogStore
     ) throws(CatalogError) {
         // A cursor of the other kind (the configuration's `since` changed)
         // says nothing the server would understand: start over, in full.
-        let wantsFull = requested || Self.nextIsFull(state, cursor: catalog.cursor)
-        if state.syncing?.cursor != catalog.cursor || (wantsFull && state.fullStartedAt == nil) {
-            state.syncing = wantsFull ? .beginning(catalog.cursor) : state.since
+        let wantsFull = requested || Self.nextIsFull(state, cursor: cursor)
+        // A full sync an older courier began noted ids it may have split
+        // (one with a newline read as two): only starting over is safe.
+        var seenUnreadable = false
+        if state.fullStartedAt != nil { seenUnreadable = try !store.seenIsCurrent() }
+        if state.syncing?.cursor != cursor || (wantsFull && state.fullStartedAt == nil) || seenUnreadable {
+            state.syncing = wantsFull || seenUnreadable ? .beginning(cursor) : state.since
             state.cursor = nil
             state.complete = false
             // What the server says this time, not what it said last time.
             state.version = nil
             state.serverTime = nil
             try store.forgetSeen()
-            state.fullStartedAt = wantsFull ? Timestamp.now().rfc3339 : nil
+            state.fullStartedAt = wantsFull || seenUnreadable ? Timestamp.now().rfc3339 : nil
             do { try state.save(catalog.name, in: session) } catch { throw .spool(error) }
         } else {
             report.resumed = true
@@ -126,8 +144,8 @@ public struct CatalogSync {
 
     /// The position after a whole sync: the version or server time reached,
     /// nothing pending.
-    private static func arrive(_ state: inout CatalogState, catalog: Catalog) {
-        switch catalog.cursor {
+    private static func arrive(_ state: inout CatalogState, cursor: CatalogCursor) {
+        switch cursor {
         case .version:
             // Pages without changes still carry a version (the parser insists).
             state.since = state.version.map { .version($0) } ?? state.syncing
@@ -167,6 +185,7 @@ public struct CatalogSync {
         "\(report.full ? "full" : "delta") sync to \(report.position): \(report.upserts) upserts, "
             + "\(report.tombstones) tombstones in \(report.pages) pages"
             + (report.removedByFullSync > 0 ? ", \(report.removedByFullSync) removed" : "")
+            + (report.skipped > 0 ? ", \(report.skipped) upserts without a usable id skipped" : "")
     }
 
     private func headers(session: RoundID) throws(HeaderFieldError) -> [HTTPHeaderField] {
@@ -182,11 +201,17 @@ public struct CatalogSync {
         return fields
     }
 
-    private func fetchPage(_ fetch: HTTPFetch, since: CatalogSince, cursor: String?, number: Int)
-        throws(CatalogError) -> CatalogPage
-    {
+    /// `GET {url}/delta?since=V&pageSize=N[&cursor=C]`: the sync
+    /// architecture's three query parameters.
+    private func pageURL(since: CatalogSince, cursor: String?) -> String {
         var url = "\(catalog.url)/delta?since=\(Self.queryValue(since.description))&pageSize=\(catalog.pageSize)"
         if let cursor { url += "&cursor=" + Self.queryValue(cursor) }
+        return url
+    }
+
+    private func fetchPage(_ fetch: HTTPFetch, url: String, cursor: CatalogCursor, number: Int)
+        throws(CatalogError) -> CatalogPage
+    {
         let answer: HTTPFetch.Answer
         do { answer = try fetch.get(url) } catch { throw .transport(catalog: catalog.name.value, url: url, error) }
         guard (200...299).contains(answer.status) else {
@@ -194,14 +219,7 @@ public struct CatalogSync {
                 catalog: catalog.name.value, url: url, status: answer.status,
                 answer: configuration.redactor.excerpt(answer.body, limit: LedgerLine.detailLimit))
         }
-        let page = try CatalogPage.parse(answer.body, catalog: catalog, url: url, page: number)
-        // Asked again with it, the server would send this page forever.
-        if let cursor, page.nextCursor == cursor {
-            throw .malformed(
-                catalog: catalog.name.value, url: url,
-                "page \(number): nextCursor \"\(cursor)\" is the cursor it was asked with")
-        }
-        return page
+        return try CatalogPage.parse(answer.body, catalog: catalog, cursor: cursor, url: url, page: number)
     }
 
     /// A query value as sent: `+` (a time zone offset), `&` and `=` encoded.

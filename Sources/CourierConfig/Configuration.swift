@@ -76,9 +76,10 @@ public struct BatchSettings: Sendable, Equatable {
     }
 }
 
-/// What a catalog's delta requests send as `since`: the last `version` the
-/// server gave (the default), or the last page's `server_time`, for
-/// backends that key their deltas by time.
+/// What a catalog's delta requests send as `since`: the last page's
+/// `server_time`, for backends that key their deltas by time as the sync
+/// architecture does (the default for a catalog never synced otherwise),
+/// or the last `version` the server gave.
 public enum CatalogCursor: String, Sendable, CaseIterable {
     case version
     case serverTime = "server-time"
@@ -91,8 +92,11 @@ public struct Catalog: Sendable {
     public let url: String
     public let pageSize: Int
     public let ackURL: String?
-    /// `since = version | server-time`.
-    public let cursor: CatalogCursor
+    /// `since = version | server-time`; nil when the section does not say,
+    /// and the sync decides by the catalog's state (`cursor(resuming:)`).
+    public let configuredCursor: CatalogCursor?
+    /// `max-pages`: a sync that would fetch more pages than this fails.
+    public let maxPages: Int
     public let tokenFile: String?
     public internal(set) var token: String?
     /// `ca-file`, as for subscribers: libcurl's CA file for `url` and `ack-url`.
@@ -101,15 +105,21 @@ public struct Catalog: Sendable {
     public var oauth: OAuthClient?
     public let line: Int
 
+    /// Ten thousand pages of the largest page size is a hundred million
+    /// items, more than a device keeps; a server still paging then is going
+    /// round in circles.
+    public static let defaultMaxPages = 10_000
+
     public init(
-        name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, cursor: CatalogCursor = .version,
-        token: String? = nil, caFile: String? = nil
+        name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, cursor: CatalogCursor? = nil,
+        maxPages: Int = Catalog.defaultMaxPages, token: String? = nil, caFile: String? = nil
     ) {
         self.name = name
         self.url = url
         self.pageSize = pageSize
         self.ackURL = ackURL
-        self.cursor = cursor
+        self.configuredCursor = cursor
+        self.maxPages = maxPages
         self.tokenFile = nil
         self.token = token
         self.caFile = caFile
@@ -117,14 +127,15 @@ public struct Catalog: Sendable {
     }
 
     init(
-        name: SubscriberName, url: String, pageSize: Int, ackURL: String?, cursor: CatalogCursor, tokenFile: String?,
-        caFile: String?, line: Int
+        name: SubscriberName, url: String, pageSize: Int, ackURL: String?, cursor: CatalogCursor?, maxPages: Int,
+        tokenFile: String?, caFile: String?, line: Int
     ) {
         self.name = name
         self.url = url
         self.pageSize = pageSize
         self.ackURL = ackURL
-        self.cursor = cursor
+        self.configuredCursor = cursor
+        self.maxPages = maxPages
         self.tokenFile = tokenFile
         self.token = nil
         self.caFile = caFile

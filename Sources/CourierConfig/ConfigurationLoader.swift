@@ -458,7 +458,8 @@ private struct CatalogBuilder {
     var url: String?
     var pageSize = 500
     var ackURL: String?
-    var cursor = CatalogCursor.version
+    var cursor: CatalogCursor?
+    var maxPages = Catalog.defaultMaxPages
     var tokenFile: String?
     var caFile: String?
     var oauth = OAuthKeys()
@@ -494,6 +495,11 @@ private struct CatalogBuilder {
                 throw fail("must be \(CatalogCursor.allCases.map(\.rawValue).joined(separator: " or "))")
             }
             cursor = chosen
+        case "max-pages":
+            guard value.allSatisfy(\.isASCIIDigit), let number = Int(value), (1...1_000_000).contains(number) else {
+                throw fail("must be a number from 1 to 1000000")
+            }
+            maxPages = number
         case "token-file":
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
@@ -510,8 +516,8 @@ private struct CatalogBuilder {
         guard let url else { throw .missing(file: file, section: section, key: "url") }
         try oauth.refuseBeside(tokenFile: tokenFile, headers: [], file: file, section: section, line: line)
         var catalog = Catalog(
-            name: name, url: url, pageSize: pageSize, ackURL: ackURL, cursor: cursor, tokenFile: tokenFile,
-            caFile: caFile, line: line)
+            name: name, url: url, pageSize: pageSize, ackURL: ackURL, cursor: cursor, maxPages: maxPages,
+            tokenFile: tokenFile, caFile: caFile, line: line)
         catalog.oauth = try oauth.build(file: file, section: section)
         return catalog
     }

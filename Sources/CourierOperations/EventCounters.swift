@@ -29,6 +29,18 @@ struct EventCounters {
 
     static let fileName = "event-counts.json"
 
+    /// Counted beside the ledger's events: items a server refused for their
+    /// version, the sync architecture's "alert on CONFLICT spikes".
+    static let conflict = "conflict"
+
+    /// A batch result `CONFLICT`, or a 409 or 412 to a single POST (its
+    /// `If-Match` did not match): the line that sent the item to
+    /// needsAttention/.
+    static func isConflict(_ line: LedgerLine) -> Bool {
+        guard line.event == .needsAttention else { return false }
+        return line.detail.hasPrefix("status=CONFLICT") || line.status == 409 || line.status == 412
+    }
+
     /// Counts every line written since the last update, saves, and returns
     /// the totals. Commands that update at once take turns on a lock, so no
     /// line is counted twice.
@@ -52,6 +64,11 @@ struct EventCounters {
                 // Saturates: a count edited up to Int.max must not trap
                 // every command that writes the metrics.
                 saved.counts[line.subscriber, default: [:]][line.event.rawValue] = count == .max ? count : count + 1
+                if Self.isConflict(line) {
+                    let conflicts = saved.counts[line.subscriber]?[Self.conflict] ?? 0
+                    saved.counts[line.subscriber, default: [:]][Self.conflict] =
+                        conflicts == .max ? conflicts : conflicts + 1
+                }
             }
             if saved.position != before, let data = try? JSONEncoder().encode(saved) {
                 try session.commit(

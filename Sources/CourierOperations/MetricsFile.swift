@@ -110,7 +110,10 @@ public struct MetricsFile {
         let batches = summary.batches.sorted { $0.key < $1.key }
         guard !batches.isEmpty else { return }
         text.family(
-            "courier_batch_size",
+            "courier_batch_size", "Items per batch POSTed in the last round (the mean of the batches as sent).",
+            batches.map { (#"{subscriber="\#(label($0.key))"}"#, String($0.value.sentSize)) })
+        text.family(
+            "courier_batch_size_limit",
             "The batch size in force at the end of the last round (halved by timeouts, grown back by answers).",
             batches.map { (#"{subscriber="\#(label($0.key))"}"#, String($0.value.finalSize)) })
         text.family(

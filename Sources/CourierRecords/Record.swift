@@ -49,6 +49,9 @@ public struct Record: Sendable {
     public let awaitRoute: Bool
     /// `for`: the workout a route record belongs to.
     public let routeFor: RecordID?
+    /// `op`, `entity`, `entity_id`/`updates`, `etag`/`version`: what a batch
+    /// item and `If-Match` say of it (docs/design.md §8).
+    public let outbox: OutboxFields
     public let bytes: [UInt8]
 
     public static func parse(_ bytes: [UInt8], maximumSize: Int) -> Result<Record, RecordProblem> {
@@ -67,10 +70,11 @@ public struct Record: Sendable {
             let awaitRoute = try fields.awaitRoute()
             let routeFor = try fields.routeFor()
             if kind == RecordKind.route && routeFor == nil { throw .missingField("for") }
+            let outbox = try OutboxFields(fields, id: id, kind: kind)
             return .success(
                 Record(
                     id: id, kind: kind, time: time, subscribers: subscribers, awaitRoute: awaitRoute,
-                    routeFor: routeFor, bytes: bytes))
+                    routeFor: routeFor, outbox: outbox, bytes: bytes))
         } catch {
             return .failure(error)
         }
@@ -98,17 +102,39 @@ public struct Record: Sendable {
 }
 
 /// A record's top-level members, read one field at a time; each field's
-/// rule in one place. The last of a duplicated name wins, as in most parsers.
-private struct RecordFields {
+/// rule in one place. Names are compared as JSON reads them (`"\u006fp"` is
+/// `op`, as it is to the server), and the last of a duplicated name wins,
+/// as in most parsers.
+struct RecordFields {
     let bytes: [UInt8]
     let members: [JSONSplice.Member]
 
-    private func field(_ name: String) -> [UInt8]? {
-        let wanted = Array(name.utf8)
-        return members.last { $0.name == wanted }.map { Array(bytes[$0.value]) }
+    init(bytes: [UInt8], members: [JSONSplice.Member]) {
+        self.bytes = bytes
+        self.members = members
     }
 
-    private func string(_ value: [UInt8]) -> String? { JSONValidator.decodeString(value) }
+    /// The top-level members of a record's bytes; nil when they are not a
+    /// JSON object.
+    init?(bytes: [UInt8]) {
+        let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? bytes.count
+        guard let top = JSONSplice.object(at: start, in: bytes) else { return nil }
+        self.init(bytes: bytes, members: top.members)
+    }
+
+    func field(_ name: String) -> [UInt8]? {
+        let wanted = Array(name.utf8)
+        return members.last { Self.decodedName($0.name) == wanted }.map { Array(bytes[$0.value]) }
+    }
+
+    /// A member name as written, its escapes decoded (most names have none).
+    private static func decodedName(_ raw: [UInt8]) -> [UInt8] {
+        guard raw.contains(UInt8(ascii: "\\")) else { return raw }
+        return JSONValidator.decodeString([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")]).map { Array($0.utf8) }
+            ?? raw
+    }
+
+    func string(_ value: [UInt8]) -> String? { JSONValidator.decodeString(value) }
 
     func id() throws(RecordProblem) -> RecordID {
         guard let raw = field("id") else { throw .missingField("id") }

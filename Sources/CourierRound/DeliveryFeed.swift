@@ -41,6 +41,16 @@ final class DeliveryFeed {
             }
             return item
         }
+
+        /// Back at the front, as the next to take.
+        mutating func putFront(_ item: Item) {
+            if head > 0 {
+                head -= 1
+                items[head] = item
+            } else {
+                items.insert(item, at: 0)
+            }
+        }
     }
 
     private let stream: DirectoryStream
@@ -87,6 +97,14 @@ final class DeliveryFeed {
         count -= 1
         if case .claimed(let claimed) = item { bytes -= claimed.body.count }
         return item
+    }
+
+    /// A claimed item the pass took but could not fit in the batch it was
+    /// filling: the first of the subscriber's next request.
+    func putFront(_ item: DeliveryItem) {
+        buffered[item.entry.subscriber, default: Queue()].putFront(.claimed(item))
+        count += 1
+        bytes += item.body.count
     }
 
     /// Forgets what was read ahead for a subscriber the round stopped

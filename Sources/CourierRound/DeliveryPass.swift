@@ -229,40 +229,53 @@ final class DeliveryPass {
     }
 
     /// The next request's entries, claimed. In batch mode `max-batch-bytes`
-    /// ends a batch early: the next item starts the next one.
+    /// ends a batch early: an item that would pass it starts the next one,
+    /// and one that passes it alone needs attention (`BatchFit`).
     private func claimItems(for subscriber: Subscriber) throws(RoundError) -> [DeliveryItem] {
         var items: [DeliveryItem] = []
-        var bytes = 0
+        var fit = BatchFit(limit: subscriber.batch.maxBytes, deviceID: configuration.deviceID)
         while items.count < wanted(by: subscriber), let next = feed.peek(subscriber.name) {
-            if subscriber.mode == .batch && !items.isEmpty {
-                let size: Int
-                switch next {
-                case .queued(let entry): size = claimer.queuedSize(of: entry)
-                case .claimed(let item): size = item.body.count
-                }
-                if bytes + size + BatchBody.overheadPerItem > subscriber.batch.maxBytes { break }
+            // Before a claim, a guess by the file's size; after it, the
+            // item's exact size decides.
+            if subscriber.mode == .batch, !items.isEmpty, case .queued(let entry) = next,
+                !fit.mayHold(recordSize: claimer.queuedSize(of: entry), key: entry.key.description)
+            {
+                break
             }
             _ = feed.take(subscriber.name)
-            guard case .queued(let entry) = next else {
-                if case .claimed(let item) = next {
-                    bytes += item.body.count + item.entry.key.description.utf8.count + BatchBody.overheadPerItem
-                    items.append(item)
+            var item: DeliveryItem
+            switch next {
+            case .claimed(let claimed):
+                item = claimed
+            case .queued(let entry):
+                switch try claimer.claim(entry) {
+                case .claimed(let claimed):
+                    item = claimed
+                    item.stamp = admission.takeStamp(of: entry)
+                case .refused(let entry, let reason):
+                    setAside([entry], subscriber: subscriber, reason: reason)
+                    continue
+                case .flaggedTwin(let safe):
+                    summary.invalid += 1
+                    summary.attention.append(safe.description)
+                    continue
+                case .vanished:
+                    continue
                 }
-                continue
             }
-            switch try claimer.claim(entry) {
-            case .claimed(var item):
-                item.stamp = admission.takeStamp(of: entry)
-                bytes += item.body.count + entry.key.description.utf8.count + BatchBody.overheadPerItem
-                items.append(item)
-            case .refused(let entry, let reason):
-                setAside([entry], subscriber: subscriber, reason: reason)
-            case .flaggedTwin(let safe):
-                summary.invalid += 1
-                summary.attention.append(safe.description)
-            case .vanished:
-                continue
+            if subscriber.mode == .batch {
+                switch fit.add(item, first: items.isEmpty) {
+                case .added:
+                    break
+                case .full:
+                    feed.putFront(item)
+                    return items
+                case .refused(let reason):
+                    setAside([item.entry], subscriber: subscriber, reason: reason)
+                    continue
+                }
             }
+            items.append(item)
         }
         return items
     }
@@ -323,7 +336,12 @@ final class DeliveryPass {
         case .ready(let wire, let headers):
             nextTag += 1
             do { try startedTransport().start(wire, headers: headers, tag: nextTag) } catch { throw .curl(error) }
-            if subscriber.mode == .batch { summary.batches[subscriber.name.value, default: BatchTally()].batches += 1 }
+            if subscriber.mode == .batch {
+                var tally = summary.batches[subscriber.name.value, default: BatchTally()]
+                tally.batches += 1
+                tally.sentItems = (tally.sentItems ?? 0) + request.items.count
+                summary.batches[subscriber.name.value] = tally
+            }
             inFlight[nextTag] = request
             active[subscriber.name, default: 0] += 1
         }

@@ -1,5 +1,6 @@
 import CourierConfig
 import CourierPosix
+import CourierRecords
 import CourierSpool
 import CourierSupport
 import CourierTransport
@@ -38,8 +39,16 @@ struct RequestBuilder {
         let subscriber = request.subscriber
         var wire: DeliveryRequest
         if subscriber.mode == .batch {
-            let body = BatchBody.encode(
-                request.items.map { ($0.entry.key.description, $0.body) }, deviceID: configuration.deviceID)
+            var items: [BatchBody.Item] = []
+            for item in request.items {
+                // The pass sized each item by these fields; one that no
+                // longer reads was changed on disk since.
+                guard let batchItem = BatchBody.Item(key: item.entry.key.description, record: item.body) else {
+                    return .refused("\(item.entry) is no longer a record courier can send as a batch item")
+                }
+                items.append(batchItem)
+            }
+            let body = BatchBody.encode(items, deviceID: configuration.deviceID)
             let url =
                 subscriber.batch.atomic
                 ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url
@@ -51,10 +60,15 @@ struct RequestBuilder {
             wire = DeliveryRequest(
                 key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url,
                 answerCapture: answerCapture)
-            if let tag = OptimisticConcurrency.ifMatch(for: item.body) {
-                do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
-                    return .refused("its `etag`/`version` cannot be sent as If-Match: \(error)")
+            switch OutboxFields.read(item.body) {
+            case .success(let fields):
+                if let tag = fields.precondition {
+                    do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
+                        return .refused("its `etag`/`version` cannot be sent as If-Match: \(error)")
+                    }
                 }
+            case .failure(let problem):
+                return .refused(problem.description)
             }
         }
         if subscriber.gzip, let compressed = Gzip.compress(wire.body) {

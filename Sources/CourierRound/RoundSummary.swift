@@ -21,8 +21,14 @@ public struct BatchTally: Sendable, Codable, Equatable {
     public var conflicts = 0
     /// The batch size in force at the end (smaller after a timeout).
     public var finalSize = 0
+    /// Items in the batches POSTed (each attempt counts); nil in summaries
+    /// written before it was kept.
+    public var sentItems: Int?
 
     public var conflictRate: Double { items == 0 ? 0 : Double(conflicts) / Double(items) }
+
+    /// The mean number of items per batch POSTed: the batch size as sent.
+    public var sentSize: Double { batches == 0 ? 0 : Double(sentItems ?? 0) / Double(batches) }
 }
 
 /// The outcome of one round: printed by `run`, kept in

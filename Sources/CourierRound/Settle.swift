@@ -1,5 +1,6 @@
 import CourierConfig
 import CourierPosix
+import CourierRecords
 import CourierSpool
 import CourierSupport
 import CourierTransport
@@ -206,7 +207,9 @@ struct Settler {
     /// Each item's fate in a batch: the HTTP answer decides for all when it
     /// is not 2xx; otherwise its entry in `results[]` does (`OK` sent,
     /// `CONFLICT` and `ERROR` need attention, anything else or nothing:
-    /// retried by the round's rules). An atomic batch is one outcome for all.
+    /// retried by the round's rules). An atomic batch is one outcome for all,
+    /// by the same rule: all `OK` sent, any `CONFLICT` or `ERROR` (which the
+    /// same batch would get again) all need attention, otherwise all retry.
     static func batchVerdicts(
         _ request: PendingRequest, outcome: DeliveryOutcome, response: DeliveryResponse, detail: String,
         redactor: Redactor
@@ -241,12 +244,19 @@ struct Settler {
         guard request.subscriber.batch.atomic else { return perItem }
         let allDelivered = perItem.allSatisfy { if case .delivered = $0.outcome { true } else { false } }
         let anyConflict = perItem.contains { $0.conflict }
+        let refused = perItem.lazy.compactMap { verdict -> String? in
+            guard let result = verdict.result, case .refused(let status) = BatchItemStatus(result.status) else {
+                return nil
+            }
+            return status
+        }.first
         let combined: DeliveryOutcome =
             allDelivered
             ? .delivered(status: response.status)
             : anyConflict
                 ? .needsAttention(reason: "CONFLICT (atomic batch: nothing was applied)")
-                : .retryLater(reason: "atomic batch not applied", after: nil)
+                : refused.map { .needsAttention(reason: "\($0) (atomic batch: nothing was applied)") }
+                    ?? .retryLater(reason: "atomic batch not applied", after: nil)
         return perItem.map {
             ItemVerdict(item: $0.item, outcome: combined, conflict: anyConflict, detail: $0.detail, result: $0.result)
         }
@@ -258,7 +268,8 @@ struct Settler {
     /// redacted): state files are redacted like the ledger.
     func keptTag(_ verdict: ItemVerdict, now: Timestamp) -> EntityTagUpdate? {
         guard let result = verdict.result, let etag = result.etag, EntityTag.isKeepable(etag),
-            redactor.redact(etag) == etag, let entity = OptimisticConcurrency.entity(of: verdict.item.body)
+            EntityTagSyntax.headerValue(etag) != nil, redactor.redact(etag) == etag,
+            let entity = OptimisticConcurrency.entity(of: verdict.item.body)
         else { return nil }
         let serverID = result.serverID.map { DetailFields.cut(redactor.redact($0), to: EntityTag.maximumLength) }
         return EntityTagUpdate(

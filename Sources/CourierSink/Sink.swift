@@ -22,6 +22,8 @@ public final class Sink: Sendable {
     let store: Locked<SinkStore>
     private let signer: WebhookSigner?
     let catalogs: String?
+    /// The member a delta page's cursor to the next page is sent as.
+    let pageCursor: PageCursorName
     let oauth: SinkOAuth?
     public let directory: String
     /// `--log FILE`: one `KEY<TAB>STATUS` line per record received.
@@ -36,8 +38,8 @@ public final class Sink: Sendable {
     static let inflatedLimit = 64 << 20
 
     public init(
-        directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil, requestLog: String? = nil,
-        oauth: SinkOAuth? = nil
+        directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil,
+        pageCursor: PageCursorName = .snakeCase, requestLog: String? = nil, oauth: SinkOAuth? = nil
     ) throws(SpoolError) {
         do throws(SystemError) {
             self.requestLog = try requestLog.map { path throws(SystemError) in
@@ -57,6 +59,7 @@ public final class Sink: Sendable {
         }
         self.signer = signingSecret.map(WebhookSigner.init)
         self.catalogs = catalogs
+        self.pageCursor = pageCursor
         self.oauth = oauth
         self.directory = directory
     }
@@ -137,7 +140,7 @@ public final class Sink: Sendable {
         let ifMatch = request.header("if-match")
         do {
             let verdict = try store.withLock { store throws(SystemError) -> SinkStore.Verdict in
-                try store.keep(body, key: key, ifMatch: ifMatch, commit: true)
+                try store.keep(body, key: key, entity: SinkStore.entity(of: body), ifMatch: ifMatch, commit: true)
             }
             let response = verdict.response(key: key)
             note(key.description, response.status)
@@ -181,11 +184,11 @@ struct SinkStore {
     }
 
     /// The verdict for storing `body` under `key`; with `commit`, stores it.
-    mutating func keep(_ body: [UInt8], key: DeliveryKey, ifMatch: String?, commit: Bool) throws(SystemError)
-        -> Verdict
+    /// `entity` is the one it writes, whose etag `ifMatch` names.
+    mutating func keep(_ body: [UInt8], key: DeliveryKey, entity recordID: RecordID?, ifMatch: String?, commit: Bool)
+        throws(SystemError) -> Verdict
     {
         let name = FileName("\(key).json")
-        let recordID = Self.entity(of: body)
         if let existing = try new.status(of: name), Timestamp.now() - existing.modified < Sink.keyLifetime {
             let stored = try new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
             guard stored == body else { return .conflict }
@@ -205,10 +208,11 @@ struct SinkStore {
         return .stored(etag: etag)
     }
 
-    /// The version a record has is kept under the record it updates
-    /// (`updates`), or its own id.
+    /// The version a record has is kept under the entity it writes: its
+    /// `entity_id`, else the record it `updates`, else its own id.
     static func entity(of body: [UInt8]) -> RecordID? {
-        (JSONSplice.value(of: "updates", in: body) ?? JSONSplice.value(of: "id", in: body))
+        (JSONSplice.value(of: "entity_id", in: body) ?? JSONSplice.value(of: "updates", in: body)
+            ?? JSONSplice.value(of: "id", in: body))
             .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
     }
 

@@ -21,7 +21,7 @@ extension Sink {
         do {
             let results = try store.withLock { store throws(SystemError) -> [ItemResult] in
                 var verdicts: [ItemResult] = []
-                var parsed: [(DeliveryKey, [UInt8], String?)?] = []
+                var parsed: [(DeliveryKey, [UInt8], RecordID?, String?)?] = []
                 for item in items {
                     let keyText =
                         JSONSplice.value(of: "idempotency_key", in: item).flatMap(JSONValidator.decodeString) ?? ""
@@ -33,16 +33,21 @@ extension Sink {
                         continue
                     }
                     let ifMatch = JSONSplice.value(of: "if_match", in: item).flatMap(JSONValidator.decodeString)
-                    let verdict = try store.keep(payload, key: key, ifMatch: ifMatch, commit: !atomic)
-                    verdicts.append(ItemResult(key: keyText, verdict: verdict, entity: SinkStore.entity(of: payload)))
-                    parsed.append((key, payload, ifMatch))
+                    // The item names its entity (`client_id`), as the sync
+                    // architecture's server finds it; else the payload does.
+                    let entity =
+                        JSONSplice.value(of: "client_id", in: item).flatMap(JSONValidator.decodeString)
+                        .flatMap(RecordID.init) ?? SinkStore.entity(of: payload)
+                    let verdict = try store.keep(payload, key: key, entity: entity, ifMatch: ifMatch, commit: !atomic)
+                    verdicts.append(ItemResult(key: keyText, verdict: verdict, entity: entity))
+                    parsed.append((key, payload, entity, ifMatch))
                 }
                 guard atomic else { return verdicts }
                 guard verdicts.allSatisfy({ $0.status == "OK" }) else {
                     return verdicts.map { $0.status == "OK" ? .aborted($0.key) : $0 }
                 }
-                for case (let key, let payload, let ifMatch)? in parsed {
-                    _ = try store.keep(payload, key: key, ifMatch: ifMatch, commit: true)
+                for case (let key, let payload, let entity, let ifMatch)? in parsed {
+                    _ = try store.keep(payload, key: key, entity: entity, ifMatch: ifMatch, commit: true)
                 }
                 return verdicts
             }

@@ -4,13 +4,23 @@ import CourierSpool
 import Foundation
 import Glibc
 
+/// The name a delta page gives its cursor to the next page: the sync
+/// architecture's `next_cursor` (the default), or `nextCursor`, which older
+/// clients of courier's own documents read.
+public enum PageCursorName: String, Sendable, CaseIterable {
+    case snakeCase = "next_cursor"
+    case camelCase = "nextCursor"
+}
+
 extension Sink {
     /// `GET /catalogs/NAME/delta?since=V&cursor=C&pageSize=N`, served from
     /// `--catalogs DIR`: every `DIR/NAME/ID.json` is an item whose version is
     /// its modification time in milliseconds; `DIR/NAME/tombstones.tsv` holds
     /// `ID<TAB>VERSION` lines for deleted items, served as tombstone objects
-    /// `{"id","deleted_at","version"}`. `since` is a version or an RFC 3339
-    /// time (a version is milliseconds, so both compare alike); every page
+    /// `{"id","deleted_at","version"}`, with the cursor to the next page as
+    /// `next_cursor` (or, with `--page-cursor nextCursor`, `nextCursor`).
+    /// `since` is a version or an RFC 3339 time (a version is
+    /// milliseconds, so both compare alike); every page
     /// also carries `server_time`, for clients that key deltas by time.
     /// Changes newer than `since` are ordered by (version, id); the cursor is
     /// an offset into that order, which stays stable while a client pages
@@ -74,7 +84,7 @@ extension Sink {
         return .json(
             200,
             #"{"upserts":[\#(upserts.joined(separator: ","))],"tombstones":[\#(tombstones.joined(separator: ","))],"#
-                + #""nextCursor":\#(next),"version":\#(version),"server_time":"\#(serverTime.rfc3339)"}"#)
+                + #""\#(pageCursor.rawValue)":\#(next),"version":\#(version),"server_time":"\#(serverTime.rfc3339)"}"#)
     }
 
     /// A time no change made after this page can be stamped before, so a

@@ -6,34 +6,83 @@ import CourierSupport
 /// `{"items":[{"idempotency_key","op","entity","client_id","payload"}],"device":{"id","app_version"}}`
 /// and the answer's `results[]`.
 package enum BatchBody {
-    /// The body for these entries; each record is spliced in as `payload`
-    /// byte for byte. `op` is the record's `op` (default `CREATE`), `entity`
-    /// its `entity` (default its `kind`); an `etag` or `version` is passed
-    /// on as `if_match`.
-    package static func encode(_ items: [(key: String, record: [UInt8])], deviceID: String) -> [UInt8] {
+    /// One item as it goes in a body:
+    /// `{"idempotency_key":KEY,"op":OP,"entity":ENTITY,"client_id":ENTITY_ID[,"if_match":TAG],"payload":RECORD}`,
+    /// the record spliced in as `payload` byte for byte, the rest from its
+    /// `OutboxFields`.
+    package struct Item {
+        let record: [UInt8]
+        /// Every member before `payload`, encoded.
+        let members: [[UInt8]]
+
+        package init(key: String, record: [UInt8], fields: OutboxFields) {
+            self.record = record
+            var members = [
+                Self.opening + JSONValidator.encodeString(key),
+                Self.op + JSONValidator.encodeString(fields.operation.rawValue),
+                Self.entity + JSONValidator.encodeString(fields.entity),
+                Self.clientID + JSONValidator.encodeString(fields.entityID.value),
+            ]
+            if let tag = fields.precondition { members.append(Self.ifMatch + JSONValidator.encodeString(tag)) }
+            self.members = members
+        }
+
+        /// The item's fields read from the record; nil when it does not
+        /// read (intake would not have taken it).
+        package init?(key: String, record: [UInt8]) {
+            guard case .success(let fields) = OutboxFields.read(record) else { return nil }
+            self.init(key: key, record: record, fields: fields)
+        }
+
+        /// The bytes it takes in a body, the comma between items aside.
+        package var size: Int { members.reduce(0) { $0 + $1.count } + Self.payload.count + record.count + 1 }
+
+        func append(to body: inout [UInt8]) {
+            for member in members { body += member }
+            body += Self.payload
+            body += record
+            body.append(UInt8(ascii: "}"))
+        }
+
+        private static let opening = Array(#"{"idempotency_key":"#.utf8)
+        private static let op = Array(#","op":"#.utf8)
+        private static let entity = Array(#","entity":"#.utf8)
+        private static let clientID = Array(#","client_id":"#.utf8)
+        private static let ifMatch = Array(#","if_match":"#.utf8)
+        private static let payload = Array(#","payload":"#.utf8)
+    }
+
+    /// The body for these items.
+    package static func encode(_ items: [Item], deviceID: String) -> [UInt8] {
         var body = Array(#"{"items":["#.utf8)
+        body.reserveCapacity(size(of: items, deviceID: deviceID))
         for (index, item) in items.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
-            let op = JSONSplice.value(of: "op", in: item.record) ?? Array(#""CREATE""#.utf8)
-            let entity =
-                JSONSplice.value(of: "entity", in: item.record) ?? JSONSplice.value(of: "kind", in: item.record)
-                ?? Array("null".utf8)
-            let clientID = JSONSplice.value(of: "id", in: item.record) ?? Array("null".utf8)
-            body += Array(#"{"idempotency_key":"#.utf8) + JSONValidator.encodeString(item.key)
-            body += Array(#","op":"#.utf8) + op + Array(#","entity":"#.utf8) + entity
-            body += Array(#","client_id":"#.utf8) + clientID
-            if let tag = OptimisticConcurrency.ifMatch(for: item.record) {
-                body += Array(#","if_match":"#.utf8) + JSONValidator.encodeString(tag)
-            }
-            body += Array(#","payload":"#.utf8) + item.record + [UInt8(ascii: "}")]
+            item.append(to: &body)
         }
-        body += Array(#"],"device":{"id":"#.utf8) + JSONValidator.encodeString(deviceID)
-        body += Array(#","app_version":"#.utf8) + JSONValidator.encodeString(CourierVersion.current) + Array("}}".utf8)
+        body += closing(deviceID: deviceID)
         return body
     }
 
-    /// The fixed bytes one item adds besides its key and record, for
-    /// `max-batch-bytes` planning.
+    /// The exact length of `encode(items, deviceID:)`, without building it:
+    /// what `max-batch-bytes` is held to.
+    package static func size(of items: [Item], deviceID: String) -> Int {
+        envelopeSize(deviceID: deviceID) + items.reduce(0) { $0 + $1.size } + max(0, items.count - 1)
+    }
+
+    /// A body's bytes besides its items.
+    package static func envelopeSize(deviceID: String) -> Int {
+        #"{"items":["#.utf8.count + closing(deviceID: deviceID).count
+    }
+
+    private static func closing(deviceID: String) -> [UInt8] {
+        Array(#"],"device":{"id":"#.utf8) + JSONValidator.encodeString(deviceID)
+            + Array(#","app_version":"#.utf8) + JSONValidator.encodeString(CourierVersion.current) + Array("}}".utf8)
+    }
+
+    /// A guess at the bytes one item adds besides its record and key, for
+    /// deciding before an entry is claimed whether it may still fit; the
+    /// claimed item's exact `size` decides.
     package static let overheadPerItem = 160
 
     /// One entry of `results[]`, in the shape of the offline-first sync
@@ -115,46 +164,15 @@ package enum BatchBody {
     }
 }
 
-/// `"op": "UPDATE"` with an `etag` (or `version`) asks for optimistic
-/// concurrency: the request carries `If-Match`, and 409/412 need attention.
+/// `"op": "UPDATE"` or `"DELETE"` with an `etag` (or `version`) asks for
+/// optimistic concurrency: the request carries `If-Match`, and 409/412
+/// need attention.
 package enum OptimisticConcurrency {
-    /// The entity a record writes: the one it `updates`, else itself. The
-    /// etag a server gives for it is kept under this id (`EntityTagStore`).
+    /// The entity a record writes: its `entity_id`, else the one it
+    /// `updates`, else itself. The etag a server gives for it is kept under
+    /// this id (`EntityTagStore`).
     package static func entity(of record: [UInt8]) -> RecordID? {
-        (JSONSplice.value(of: "updates", in: record) ?? JSONSplice.value(of: "id", in: record))
-            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
-    }
-
-    package static func ifMatch(for record: [UInt8]) -> String? {
-        // Most records are not updates: a byte search spares the scan.
-        guard contains(record, #""UPDATE""#) else { return nil }
-        guard JSONSplice.value(of: "op", in: record) == Array(#""UPDATE""#.utf8) else { return nil }
-        if let etag = JSONSplice.value(of: "etag", in: record).flatMap(JSONValidator.decodeString), !etag.isEmpty {
-            // An entity tag is quoted on the wire; a weak one keeps its W/.
-            return etag.hasPrefix("\"") || etag.hasPrefix("W/\"") ? etag : "\"\(etag)\""
-        }
-        if let version = JSONSplice.value(of: "version", in: record) {
-            let text = JSONValidator.decodeString(version) ?? String(decoding: version, as: UTF8.self)
-            return "\"\(text)\""
-        }
-        return nil
-    }
-
-    private static func contains(_ bytes: [UInt8], _ needle: StaticString) -> Bool {
-        let count = needle.utf8CodeUnitCount
-        guard bytes.count >= count, count > 0 else { return false }
-        let first = needle.utf8Start[0]
-        return bytes.withUnsafeBufferPointer { haystack in
-            var index = 0
-            while index <= haystack.count - count {
-                if haystack[index] == first {
-                    var offset = 1
-                    while offset < count && haystack[index + offset] == needle.utf8Start[offset] { offset += 1 }
-                    if offset == count { return true }
-                }
-                index += 1
-            }
-            return false
-        }
+        guard case .success(let fields) = OutboxFields.read(record) else { return nil }
+        return fields.entityID
     }
 }

@@ -47,7 +47,7 @@ import Testing
                 name: try TemporarySpool.subscriberName("products"),
                 url: "http://\(server.server.address)/catalogs/products",
                 pageSize: pageSize,
-                ackURL: "http://\(server.server.address)/sync/ack")
+                ackURL: "http://\(server.server.address)/sync/ack", cursor: .version)
         ]
         return (directory, spool, server, sink)
     }
@@ -117,7 +117,7 @@ import Testing
         try Data(#"{"id":"stray"}"#.utf8).write(to: URL(fileURLWithPath: spool.path + "/catalogs/products/stray.json"))
         let good = spool.configuration.catalogs[0]
         spool.configuration.catalogs = [
-            Catalog(name: good.name, url: good.url + "-broken", pageSize: 5, ackURL: good.ackURL)
+            Catalog(name: good.name, url: good.url + "-broken", pageSize: 5, ackURL: good.ackURL, cursor: .version)
         ]
         for attempt in 1...3 {
             #expect(throws: CatalogError.self) { try Self.sync(spool) }
@@ -199,7 +199,8 @@ import Testing
         }
         let spool = try TemporarySpool()
         let catalog = Catalog(
-            name: try #require(SubscriberName("products")), url: "http://\(server.server.address)/catalogs/products")
+            name: try #require(SubscriberName("products")), url: "http://\(server.server.address)/catalogs/products",
+            cursor: .version)
         spool.configuration.catalogs = [catalog]
         try FileManager.default.createDirectory(
             atPath: spool.path + "/catalogs/products", withIntermediateDirectories: true)

@@ -54,7 +54,7 @@ import Testing
         let upserts = (0..<4).map { #"{"id":"u\#($0)","n":\#($0)}"# }.joined(separator: ",")
         return try CatalogPage.parse(
             Array(#"{"upserts":[\#(upserts)],"tombstones":["old"],"nextCursor":null,"version":9}"#.utf8),
-            catalog: catalog, url: "test", page: 1)
+            catalog: catalog, cursor: .version, url: "test", page: 1)
     }
 
     static let paths: [Path] = [
@@ -104,7 +104,7 @@ import Testing
             }
         ) { spool in
             let catalog = try catalog()
-            let store = try CatalogStore(session: spool.session, catalog: catalog, log: .silent)
+            let store = try CatalogStore(session: spool.session, catalog: catalog, cursor: .version, log: .silent)
             var state = try CatalogState.load(catalog.name, in: spool.spool)
             var report = CatalogSyncReport(session: RoundID(value: "t"))
             // What a sync does: replay what a fault left, then the page.

@@ -101,11 +101,20 @@ import Testing
         #expect(configuration.subscribers.map { configuration.breakerLimit(for: $0) } == [20, nil, 3])
     }
 
-    @Test("a catalog's cursor is the version unless since = server-time")
+    @Test("a catalog's cursor is its since; without one the server's time, unless its state already holds a version")
     func catalogCursors() throws {
         let configuration = try Self.parse(
-            "[catalog a]\nurl = http://h/a\n[catalog b]\nurl = http://h/b\nsince = server-time\n")
-        #expect(configuration.catalogs.map(\.cursor) == [.version, .serverTime])
+            "[catalog a]\nurl = http://h/a\n[catalog b]\nurl = http://h/b\nsince = version\n"
+                + "[catalog c]\nurl = http://h/c\nsince = server-time\n")
+        #expect(configuration.catalogs.map(\.configuredCursor) == [nil, .version, .serverTime])
+        #expect(
+            configuration.catalogs.map { $0.cursor(resuming: CatalogState()) } == [.serverTime, .version, .serverTime])
+        var synced = CatalogState()
+        synced.since = .version(12)
+        #expect(configuration.catalogs.map { $0.cursor(resuming: synced) } == [.version, .version, .serverTime])
+        var timed = CatalogState()
+        timed.since = .serverTime("2025-10-22T10:00:00Z")
+        #expect(configuration.catalogs.map { $0.cursor(resuming: timed) } == [.serverTime, .version, .serverTime])
     }
 
     @Test func theShippedExampleIsValid() throws {

@@ -96,10 +96,11 @@ import Testing
     func tombstoneLineBeforeRemoval() throws {
         let spool = try TemporarySpool()
         let catalog = Catalog(name: try TemporarySpool.subscriberName("things"), url: "http://127.0.0.1:9/")
-        let store = try CatalogStore(session: spool.session, catalog: catalog, log: .silent)
+        let store = try CatalogStore(session: spool.session, catalog: catalog, cursor: .version, log: .silent)
         try spool.spool.deliverNewFile(Array("{}".utf8), named: FileName("t1.json"), into: store.directory)
         let page = try CatalogPage.parse(
             Array(#"{"upserts":[],"tombstones":["t1"],"nextCursor":null,"version":2}"#.utf8), catalog: catalog,
+            cursor: .version,
             url: "test", page: 1)
         // The first write of the page's commit is its ledger line.
         spool.session.faults = FaultPlan(failing: .write, at: 2, with: Errno(EIO))
@@ -116,11 +117,11 @@ import Testing
         let catalog = Catalog(name: try TemporarySpool.subscriberName("things"), url: "http://127.0.0.1:9/")
         let counter = FaultPlan()
         spool.session.faults = counter
-        let store = try CatalogStore(session: spool.session, catalog: catalog, log: .silent)
+        let store = try CatalogStore(session: spool.session, catalog: catalog, cursor: .version, log: .silent)
         let upserts = (0..<100).map { #"{"id":"u\#($0)","n":\#($0)}"# }.joined(separator: ",")
         let page = try CatalogPage.parse(
             Array(#"{"upserts":[\#(upserts)],"tombstones":[],"nextCursor":null,"version":2}"#.utf8),
-            catalog: catalog, url: "test", page: 1)
+            catalog: catalog, cursor: .version, url: "test", page: 1)
         var state = CatalogState()
         var report = CatalogSyncReport(session: RoundID(value: "t"))
         try store.applyAndAdvance(page, state: &state, report: &report)

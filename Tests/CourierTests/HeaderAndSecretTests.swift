@@ -20,18 +20,27 @@ import Testing
         let server = try LoopbackServer(status: 201)
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
         spool.companions.append(server)
-        try spool.drop(
-            #"{"id":"u1","kind":"order","op":"UPDATE","etag":"v1\r\nIdempotency-Key: stolen"}"#, as: "u1.json")
-        try spool.drop(#"{"id":"u2","kind":"order","op":"UPDATE","version":"7\u0000"}"#, as: "u2.json")
+        let u1 = #"{"id":"u1","kind":"order","op":"UPDATE","etag":"v1\r\nIdempotency-Key: stolen"}"#
+        let u2 = #"{"id":"u2","kind":"order","op":"UPDATE","version":"7\u0000"}"#
+        // Dropped: intake refuses them, naming the field.
+        try spool.drop(u1, as: "u1.json")
+        try spool.drop(u2, as: "u2.json")
+        // Already entries (resent from an older spool): the claim refuses them.
+        try spool.drop(u1.replacingOccurrences(of: #""u1""#, with: #""u3""#), as: "u3@alpha.json")
+        try spool.drop(u2.replacingOccurrences(of: #""u2""#, with: #""u4""#), as: "u4@alpha.json")
         try spool.dropRecord(id: "fine", kind: "order")
 
         try spool.runRound()
 
         #expect(server.requests.map { $0.header("idempotency-key") } == ["fine"])
-        #expect(try spool.names(in: .needsAttention) == ["u1@alpha.json", "u2@alpha.json"])
-        let reasons = try spool.ledger().filter { $0.event == .needsAttention }.map(\.detail)
-        #expect(reasons.count == 2)
-        #expect(reasons.allSatisfy { $0.contains("If-Match") && $0.contains("control") }, "\(reasons)")
+        let attention = try spool.names(in: .needsAttention)
+        #expect(attention.filter { $0.hasPrefix("invalid-") }.count == 2, "\(attention)")
+        #expect(attention.filter { !$0.hasPrefix("invalid-") } == ["u3@alpha.json", "u4@alpha.json"])
+        let reasons = try spool.ledger().filter { $0.event == .needsAttention || $0.event == .invalid }.map(\.detail)
+        #expect(reasons.count == 4)
+        #expect(
+            reasons.allSatisfy { $0.contains("If-Match") && ($0.contains("`etag`") || $0.contains("`version`")) },
+            "\(reasons)")
     }
 
     @Test(

@@ -264,7 +264,8 @@ import Testing
         #expect(server.requests.filter { $0.method == "GET" }.count == 2)
         let failed = try spool.ledger().filter { $0.event == .catalogFailed }
         #expect(
-            failed.first?.detail.contains(#"page 2: nextCursor "same" is the cursor it was asked with"#) == true,
+            failed.first?.detail.contains(#"2 pages fetched, and page 2's next_cursor "same" leads back to page 2"#)
+                == true,
             "\(failed)")
     }
 }

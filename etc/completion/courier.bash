@@ -220,12 +220,16 @@ _courier() {
                     _filedir -d
                     return
                     ;;
+                --page-cursor)
+                    COMPREPLY=($(compgen -W "next_cursor nextCursor" -- "$cur"))
+                    return
+                    ;;
                 --log)
                     _filedir
                     return
                     ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--listen --dir --signing-secret-file --catalogs --log --max-connections --oauth --oauth-token-lifetime"
+            [[ -n $ended ]] || _courier_offer "--listen --dir --signing-secret-file --catalogs --page-cursor --log --max-connections --oauth --oauth-token-lifetime"
             ;;
         demo)
             [[ -n $ended ]] || _courier_offer ""

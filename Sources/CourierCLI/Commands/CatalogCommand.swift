@@ -19,7 +19,7 @@ enum CatalogCommand {
                     .courier/sync-requested exists (courier-sync-request.path), which is removed after.
                     """,
                 options: [
-                    .flag("--full", "start from version 0, and remove what the server no longer has"),
+                    .flag("--full", "start from the beginning, and remove what the server no longer has"),
                     .flag("--if-requested", "sync only if .courier/sync-requested exists, then remove it"),
                 ],
                 example: "courier catalog sync products --full",
@@ -114,7 +114,7 @@ enum CatalogCommand {
             let state: CatalogState
             do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
             let age = state.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { Age.describe(now - $0) } ?? "never"
-            let next = CatalogSync.nextIsFull(state, cursor: catalog.cursor) ? "full" : "delta"
+            let next = CatalogSync.nextIsFull(state, cursor: catalog.cursor(resuming: state)) ? "full" : "delta"
             rows.append([
                 catalog.name.value, state.since?.description ?? "-", age, String(state.failures),
                 state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
@@ -137,7 +137,7 @@ enum CatalogCommand {
             "catalog": catalog.name.value, "since": state.since?.jsonValue ?? NSNull(),
             "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
             "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
-            "nextSync": CatalogSync.nextIsFull(state, cursor: catalog.cursor) ? "full" : "delta",
+            "nextSync": CatalogSync.nextIsFull(state, cursor: catalog.cursor(resuming: state)) ? "full" : "delta",
             "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
         ]
     }

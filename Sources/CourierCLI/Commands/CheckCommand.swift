@@ -10,7 +10,8 @@ enum CheckCommand {
         usage: "[--json]",
         details: """
             Reads the secret files too, and warns when one is readable by others, when
-            notify-command cannot be run or failed the last time it ran. A spool
+            notify-command cannot be run or failed the last time it ran, and when
+            max-record-size exceeds what a batch subscriber's max-batch-bytes holds. A spool
             fault (world-writable, a folder on another file system, queued/ not writable)
             exits 74.
             """,
@@ -29,7 +30,8 @@ enum CheckCommand {
             SpoolCheck.Finding(severity: .warning, message: $0)
         }
         let findings =
-            warnings + SpoolCheck(spool: spool).run() + NotifierCheck(configuration: configuration, spool: spool).run()
+            warnings + BatchLimitCheck(configuration: configuration).run() + SpoolCheck(spool: spool).run()
+            + NotifierCheck(configuration: configuration, spool: spool).run()
         let ok = !findings.contains { $0.severity == .fault }
         if json {
             invocation.output.json([

@@ -3,14 +3,15 @@ import CourierSupport
 import Foundation
 import Glibc
 
-/// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE]
+/// `courier sink --listen ADDR --dir DIR [--signing-secret-file FILE] [--catalogs DIR [--page-cursor NAME]] [--log FILE]
 /// [--max-connections N] [--oauth CLIENT_ID:SECRET_FILE [--oauth-token-lifetime DURATION]]`:
 /// the reference receiver, in the foreground until SIGINT or SIGTERM.
 enum SinkCommand {
     static let command = Command(
         "sink", summary: "the reference receiver: one record per key, batches, catalog deltas",
         usage:
-            "--listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR] [--log FILE] "
+            "--listen HOST:PORT --dir DIR [--signing-secret-file FILE] [--catalogs DIR [--page-cursor NAME]] "
+            + "[--log FILE] "
             + "[--max-connections N] [--oauth CLIENT_ID:SECRET_FILE [--oauth-token-lifetime DURATION]]",
         details: """
             Stores each record once per key in DIR/new/KEY.json, answers batches, serves
@@ -26,6 +27,9 @@ enum SinkCommand {
                 "--signing-secret-file", "FILE", "refuse requests without a valid Standard Webhooks signature",
                 completion: .files),
             .value("--catalogs", "DIR", "serve DIR/NAME/ as catalog NAME", completion: .directories),
+            .value(
+                "--page-cursor", "NAME", "what a delta page calls its cursor: next_cursor (the default) or nextCursor",
+                completion: .words(PageCursorName.allCases.map(\.rawValue))),
             .value("--log", "FILE", "append KEY<TAB>STATUS for each record received", completion: .files),
             .value("--max-connections", "N", "connections served at once, 1 to 10000 (64)"),
             .value(
@@ -41,6 +45,13 @@ enum SinkCommand {
         guard let directory = try arguments.option("--dir") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
         let secretFile = try arguments.option("--signing-secret-file")
         let catalogs = try arguments.option("--catalogs")
+        var pageCursor = PageCursorName.snakeCase
+        if let text = try arguments.option("--page-cursor") {
+            guard let name = PageCursorName(rawValue: text) else {
+                throw .usage("--page-cursor \(text) is not next_cursor or nextCursor")
+            }
+            pageCursor = name
+        }
         let requestLog = try arguments.option("--log")
         var limits = HTTPServerLimits()
         if let text = try arguments.option("--max-connections") {
@@ -69,7 +80,8 @@ enum SinkCommand {
         let sink: Sink
         do {
             sink = try Sink(
-                directory: directory, signingSecret: secret, catalogs: catalogs, requestLog: requestLog, oauth: oauth)
+                directory: directory, signingSecret: secret, catalogs: catalogs, pageCursor: pageCursor,
+                requestLog: requestLog, oauth: oauth)
         } catch {
             throw .spool(error)
         }

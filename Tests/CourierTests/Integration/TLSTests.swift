@@ -184,7 +184,7 @@ import Testing
         let spool = try TemporarySpool(subscribers: [])
         let catalog = Catalog(
             name: try #require(SubscriberName("products")), url: "https://127.0.0.1:\(port)/catalogs/products",
-            caFile: trusted ? directory.path + "/ca.pem" : nil)
+            cursor: .version, caFile: trusted ? directory.path + "/ca.pem" : nil)
         spool.configuration.catalogs = [catalog]
         let sync = CatalogSync(session: spool.session, configuration: spool.configuration, catalog: catalog)
         if trusted {
