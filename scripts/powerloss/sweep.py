@@ -324,6 +324,18 @@ def as_json(results: list[Result]) -> str:
                         "recovery": p.recovery, "image": p.image} for p in r.bad]} for r in results], indent=1)
 
 
+def scratch() -> str | None:
+    """tmpfs when it has room (LazyFS's fsyncs of the image then cost no disk
+    I/O): an XFS image holds 65 MiB, twice over; a container's /dev/shm is
+    often 64 MiB in all. Else the default, /tmp."""
+    try:
+        shm = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    roomy = shm.f_bavail * shm.f_frsize >= 1 << 30
+    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fs", default="ext4,xfs,btrfs")
@@ -336,9 +348,7 @@ def main() -> int:
     unknown = [name for name in args.workloads.split(",") if name not in BY_NAME]
     if unknown:
         parser.error(f"unknown workload {', '.join(unknown)} (there are {', '.join(BY_NAME)})")
-    # On tmpfs: LazyFS's backing file and the check mounts cost no disk I/O.
-    work = Path(tempfile.mkdtemp(prefix="courier-powerloss-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK)
-                                 else None))
+    work = Path(tempfile.mkdtemp(prefix="courier-powerloss-", dir=scratch()))
     kept = Path(tempfile.mkdtemp(prefix="courier-powerloss-kept-", dir="/tmp")) if args.keep else None
     teardown = Teardown()
 
