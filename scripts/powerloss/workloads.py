@@ -143,9 +143,9 @@ class Workload:
     def to_resend(self, snapshot: Snapshot) -> list[str]:
         """What a person resends after the recovery round: what the workload
         left in needsAttention/ (or failed/) on purpose."""
-        return sorted(f.name for f in snapshot.state_files()
-                      if f.state in ("needsAttention", "failed") and (entry := parse_entry(f.name)) is not None
-                      and self.on_purpose(entry))
+        return sorted({f.name for f in snapshot.state_files()
+                       if f.state in ("needsAttention", "failed") and (entry := parse_entry(f.name)) is not None
+                       and self.on_purpose(entry)})
 
     def promise(self, step: int, snapshot: Snapshot) -> list[str]:
         """What a step that finished (exit 0) before the cut made durable; a
