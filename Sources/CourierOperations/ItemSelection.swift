@@ -34,9 +34,12 @@ public struct ItemSelection: Sendable {
 
     /// The items chosen from `allowed` states, and the names refused (not
     /// found, or in a state the command does not take).
-    public func resolve(in spool: Spool, allowed: [SpoolState], now: Timestamp = .now()) throws(OperationError)
-        -> (items: [SpoolItem], refused: [Refusal])
-    {
+    /// `session`: a command's own, to resolve an entry held as one file
+    /// by two state folders (a rename a power cut left half done) before
+    /// acting on it.
+    public func resolve(
+        in spool: Spool, allowed: [SpoolState], now: Timestamp = .now(), session: SpoolSession? = nil
+    ) throws(OperationError) -> (items: [SpoolItem], refused: [Refusal]) {
         let states = allowed.filter { self.states?.contains($0) ?? true }
         var items: [SpoolItem] = []
         var refused: [Refusal] = []
@@ -52,10 +55,17 @@ public struct ItemSelection: Sendable {
             }
         } else {
             for name in names {
-                let found: [SpoolItem]
+                var found: [SpoolItem]
                 do { found = try spool.resolve(name) } catch let error where error.isNotFound {
                     refused.append(Refusal(name: name, reason: error.description))
                     continue
+                }
+                if let session, let item = found.first, found.count > 1, found.allSatisfy({ $0.name == item.name }) {
+                    let kept: SpoolState?
+                    do { kept = try session.resolveHalfRename(item.name, in: found.map(\.state)) } catch {
+                        throw .spool(error)
+                    }
+                    if let kept { found = found.filter { $0.state == kept } }
                 }
                 let places = found.map { "\($0.state.rawValue)/\($0.name)" }
                 // One name in two states is not for a command to choose

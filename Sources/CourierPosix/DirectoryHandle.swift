@@ -226,6 +226,9 @@ public final class DirectoryStream {
     /// gives it (`d_type`); nil where the file system does not say
     /// (`DT_UNKNOWN`), and a caller must `lstat`.
     public private(set) var lastKind: FileStatus.Kind?
+    /// The inode number of the name `next` returned last (`d_ino`): for
+    /// finding a file's other name without a status call per name.
+    public private(set) var lastInode: UInt64 = 0
 
     init(stream: OpaquePointer, path: String) {
         self.stream = stream
@@ -251,6 +254,7 @@ public final class DirectoryStream {
             }
             if name.first == UInt8(ascii: ".") { continue }
             lastKind = Self.kind(of: entry.pointee.d_type)
+            lastInode = UInt64(entry.pointee.d_ino)
             return FileName(bytes: name)
         }
     }

@@ -45,10 +45,43 @@ struct Claimer {
             break
         }
         if let settled = try settledTwin(of: entry) {
-            guard let safe = try flag(entry, from: .sending, twinOf: settled) else { return .vanished }
+            // One file under both names: a rename a power cut left half
+            // done, which the ledger tells the direction of.
+            if let state = settled.state {
+                let kept: SpoolState?
+                do { kept = try session.resolveHalfRename(entry.fileName, in: [.sending, state]) } catch {
+                    throw .spool(error)
+                }
+                if let kept, kept != .sending { return .vanished }
+                if kept == .sending { return try read(entry) }
+            }
+            guard let safe = try flag(entry, from: .sending, twinOf: settled.place) else { return .vanished }
             return .flaggedTwin(safe)
         }
-        switch spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize) {
+        return try read(entry)
+    }
+
+    /// The claimed entry's bytes, by the checked read. An entry whose other
+    /// name is a dropped file in `queued/` (intake's rename, half done by a
+    /// power cut) loses that name first and is read again.
+    private func read(_ entry: EntryName) throws(RoundError) -> Claim {
+        var checked = spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize)
+        if case .refused = checked {
+            let status: FileStatus?
+            do { status = try spool.directory(.sending).status(of: entry.fileName) } catch {
+                throw .spool(SpoolError(error))
+            }
+            do {
+                if let status, status.links == 2, let dropped = try session.droppedName(sameFileAs: status),
+                    try session.resolveHalfIntake(dropped, into: entry, in: .sending)
+                {
+                    checked = spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize)
+                }
+            } catch {
+                throw .spool(error)
+            }
+        }
+        switch checked {
         case .read(let body):
             if let problem = Self.problem(with: body, as: entry) { return .refused(entry, reason: problem) }
             return .claimed(DeliveryItem(entry: entry, body: body))
@@ -76,16 +109,16 @@ struct Claimer {
     /// name as the one just claimed is, or another worker's claim of it on a
     /// shared spool, if anywhere: then the claimed one is a file dropped
     /// straight into queued/ under that name.
-    private func settledTwin(of entry: EntryName) throws(RoundError) -> String? {
+    private func settledTwin(of entry: EntryName) throws(RoundError) -> (state: SpoolState?, place: String)? {
         for state in [SpoolState.sent, .failed, .needsAttention] {
             do {
-                if try spool.directory(state).contains(entry.fileName) { return state.rawValue + "/" }
+                if try spool.directory(state).contains(entry.fileName) { return (state, state.rawValue + "/") }
             } catch {
                 throw .spool(SpoolError(error))
             }
         }
         do {
-            return try spool.claimFolderElsewhere(holding: entry.fileName).map { $0.displayPath + "/" }
+            return try spool.claimFolderElsewhere(holding: entry.fileName).map { (nil, $0.displayPath + "/") }
         } catch {
             throw .spool(error)
         }

@@ -123,6 +123,11 @@ package struct Intake {
         switch spool.openChecked(name, in: .queued, limit: configuration.maxRecordSize) {
         case (.vanished, _), (.read, nil): return nil
         case (.refused(let reason), _):
+            if try isHalfTakenIn(name) {
+                report.duplicates += 1
+                return nil
+            }
+            if try session.resolveHalfFlag(name) { return nil }
             try flag(name, reason: reason, report: &report)
             return nil
         case (.read(let content), let opened?):
@@ -139,6 +144,28 @@ package struct Intake {
             try flag(name, reason: problem.description, report: &report)
             return nil
         }
+    }
+
+    /// A dropped file with a second name that is one of its own record's
+    /// entries: intake renamed it, and a power cut kept both names. Its
+    /// dropped name goes (`resolveHalfIntake`); any other hard link is
+    /// still refused.
+    private func isHalfTakenIn(_ name: FileName) throws(SpoolError) -> Bool {
+        let links: Int
+        do { links = try spool.directory(.queued).status(of: name)?.links ?? 1 } catch { throw SpoolError(error) }
+        guard links == 2,
+            case .read(let bytes) = spool.openChecked(name, in: .queued, limit: configuration.maxRecordSize, links: 2)
+                .read,
+            case .success(let record) = Record.parse(bytes, maximumSize: configuration.maxRecordSize),
+            case .chosen(let subscribers) = configuration.subscribers(for: record)
+        else { return false }
+        for subscriber in subscribers {
+            let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
+            for state in SpoolState.allCases where try session.resolveHalfIntake(name, into: entry, in: state) {
+                return true
+            }
+        }
+        return false
     }
 
     /// Modified less than `settle` ago: a script may still be writing it.

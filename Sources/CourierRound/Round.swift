@@ -162,6 +162,21 @@ struct Recovery {
         }
     }
 
+    /// An entry in `sending/` with a second name is a rename a power cut
+    /// left half done (`HalfRename`): the half is resolved here, before
+    /// anything reads it. True when the entry is now elsewhere, not in
+    /// `sending/`. One status per entry in `sending/`, which is small.
+    private func resolvesElsewhere(_ name: FileName) throws(SpoolError) -> Bool {
+        let status: FileStatus?
+        do { status = try spool.directory(.sending).status(of: name) } catch { throw SpoolError(error) }
+        guard let status, status.links > 1 else { return false }
+        if let kept = try session.resolveHalfRename(name, in: SpoolState.allCases) { return kept != .sending }
+        if let entry = EntryName(fileName: name), let dropped = try session.droppedName(sameFileAs: status) {
+            try session.resolveHalfIntake(dropped, into: entry, in: .sending)
+        }
+        return false
+    }
+
     func run() throws(SpoolError) -> Int {
         var names: [FileName] = []
         do {
@@ -182,6 +197,9 @@ struct Recovery {
             throw SpoolError(error)
         }
         names.sort()
+        var staying: [FileName] = []
+        for name in names where try !resolvesElsewhere(name) { staying.append(name) }
+        names = staying
         let now = Timestamp.now()
         var transition = Transition(removals: try deadWritersLeftovers())
         transition.lines = names.map { name in

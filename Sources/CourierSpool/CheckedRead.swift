@@ -34,13 +34,15 @@ extension Spool {
     }
 
     /// `readChecked`, keeping the file open for a caller that must fsync it.
-    public func openChecked(_ name: FileName, in state: SpoolState, limit: Int) -> (
+    /// `links`: more than one only to read a file known to have its other
+    /// name in a state folder (`SpoolSession.resolveHalfIntake`).
+    public func openChecked(_ name: FileName, in state: SpoolState, limit: Int, links: Int = 1) -> (
         read: CheckedRead, file: FileDescriptor?
     ) {
-        openChecked(name, in: directory(state), limit: limit)
+        openChecked(name, in: directory(state), limit: limit, links: links)
     }
 
-    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> (
+    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int, links: Int = 1) -> (
         read: CheckedRead, file: FileDescriptor?
     ) {
         do {
@@ -49,7 +51,7 @@ extension Spool {
             guard opened.kind == .regular else {
                 return (.refused("not a regular file (\(opened.kind.words)); it was not followed or read"), nil)
             }
-            guard opened.links == 1 else {
+            guard opened.links <= links else {
                 return (.refused("has \(opened.links) hard links; courier takes only files with one name"), nil)
             }
             guard opened.size <= limit else {

@@ -30,6 +30,7 @@ extension SpoolSession {
         var committed = Committed()
         guard !transition.isEmpty else { return committed }
         var touched = TouchedFolders()
+        for folder in unsyncedSources { touched.lost(folder) }
         let files = transition.newFiles + (try tagFiles(transition.tags))
         let staged = try stage(files, durable: transition.durable)
         var published = 0
@@ -64,6 +65,7 @@ extension SpoolSession {
             }
         }
         try touched.sync(faults: spool.faults)
+        unsyncedSources.removeAll()
         return committed
     }
 
@@ -276,6 +278,7 @@ extension SpoolSession {
         do {
             try spool.faults?.check(.rename, path: source.displayPath(of: name))
             try source.rename(name, to: sending, as: name, replacing: false)
+            if !unsyncedSources.contains(where: { $0 === source }) { unsyncedSources.append(source) }
             return .claimed
         } catch let error where error.errno == .noSuchFile {
             return .vanished

@@ -14,6 +14,14 @@ public final class SpoolSession {
     /// The ledger's round column for lines the commit writes on its own (a
     /// file found in a move's way): the round's id while one runs.
     public var actor = "-"
+    /// Folders claims took names from without an fsync (`claim`): the next
+    /// commit syncs them with the folders it takes names from, before any
+    /// folder it gives names to, so that a claimed entry settled by that
+    /// commit never outlives its name in `queued/` after a power cut.
+    var unsyncedSources: [DirectoryHandle] = []
+    /// `queued/`'s dropped names by inode number, listed once on the first
+    /// need (`droppedName(sameFileAs:)`).
+    var droppedInodes: [UInt64: FileName]?
     /// Handles of the places transitions have named, opened once.
     private var handles: [SpoolPlace: DirectoryHandle] = [:]
 

@@ -65,7 +65,8 @@ enum ManualMoveCommand {
         defer { invocation.refreshMetrics(configuration, session: session) }
         let report: ManualMoves.Report
         do {
-            let (items, refused) = try selection.resolve(in: session.spool, allowed: action.states)
+            let (items, refused) = try selection.resolve(
+                in: session.spool, allowed: action.states, session: session)
             let moves = ManualMoves(session: session)
             var done: ManualMoves.Report
             switch action {
