@@ -20,9 +20,11 @@ extension DirectoryHandle {
             let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
             try faults?.check(.write, path: displayPath(of: staged))
             try file.write(bytes)
+            faults?.powerCut?.wroteNewFile(staged, in: self)
             if syncData {
                 try faults?.check(.sync, path: displayPath(of: staged))
                 try file.sync()
+                faults?.powerCut?.syncedNewFile(staged, in: self)
             }
         } catch {
             // Best effort: the write already failed, and prune removes a

@@ -97,6 +97,17 @@ public final class DirectoryHandle {
         }
     }
 
+    /// A second name, `other`, for the file `name` in this directory (the
+    /// fault seam keeps a file this way while a removal is not durable).
+    package func link(_ name: FileName, as other: FileName) throws(SystemError) {
+        let folder = descriptor.rawValue
+        try name.withCString { from throws(SystemError) in
+            try other.withCString { to throws(SystemError) in
+                _ = try system("link", displayPath(of: name)) { linkat(folder, from, folder, to, 0) }
+            }
+        }
+    }
+
     /// Removes a file; one that is already gone counts as removed, so every
     /// clean-up step is safe to repeat after a crash.
     public func remove(_ name: FileName) throws(SystemError) {

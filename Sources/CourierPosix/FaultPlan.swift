@@ -1,3 +1,5 @@
+import Glibc
+
 /// The seam where tests fail the spool's system calls: the nth rename,
 /// write, fsync or removal of a run fails with the given errno, as a full disk, a
 /// failing device or a misconfigured mount would make it fail. Production
@@ -15,6 +17,8 @@ public final class FaultPlan {
     public let tearing: Bool
     /// How many of each operation have been attempted so far.
     public private(set) var counts: [Operation: Int] = [:]
+    /// With `powerCutAtSync`: what is not yet durable, undone at the cut.
+    public let powerCut: PowerCut?
 
     /// A plan that only counts: the first run of a fault sweep.
     public convenience init() {
@@ -26,6 +30,17 @@ public final class FaultPlan {
         self.occurrence = occurrence
         self.error = error
         self.tearing = tearing
+        powerCut = nil
+    }
+
+    /// A power cut just before the `sync`th sync (`PowerCut`): that sync
+    /// fails with EIO after everything not yet durable is undone.
+    public init(powerCutAtSync sync: Int) {
+        operation = .sync
+        occurrence = sync
+        error = Errno(EIO)
+        tearing = false
+        powerCut = PowerCut()
     }
 
     /// For a tearing plan: counts the operation like `check`, and returns
@@ -43,7 +58,10 @@ public final class FaultPlan {
         if tearing && operation == self.operation { return }  // counted by `tear`
         counts[operation, default: 0] += 1
         if operation == self.operation && counts[operation] == occurrence {
+            powerCut?.cut()
             throw SystemError(operation.rawValue, path: path, error)
         }
+        // After the cut the machine is off: nothing more happens.
+        if powerCut?.happened == true { throw SystemError(operation.rawValue, path: path, error) }
     }
 }

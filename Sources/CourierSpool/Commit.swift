@@ -56,6 +56,7 @@ extension SpoolSession {
                     if removal.orEmptyDirectory, try folder.status(of: removal.name)?.kind == .directory {
                         try folder.removeDirectory(removal.name)
                     } else {
+                        spool.faults?.powerCut?.willRemove(removal.name, in: folder)
                         try folder.remove(removal.name)
                     }
                 } catch {
@@ -87,6 +88,7 @@ extension SpoolSession {
             if oneSyncForAll {
                 try spool.faults?.check(.sync, path: spool.tmp.displayPath)
                 try spool.tmp.syncFileSystem()
+                spool.faults?.powerCut?.syncedAll()
             } else {
                 for file in durable {
                     try spool.faults?.check(.sync, path: file.path)
@@ -107,10 +109,13 @@ extension SpoolSession {
         touched.gained(folder)
         do {
             let file = try folder.openFile(append.name, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)
+            let offset = try file.status().size
             try spool.faults?.check(.write, path: file.path)
             try file.write(append.bytes)
+            spool.faults?.powerCut?.appended(to: file, at: offset)
             try spool.faults?.check(.sync, path: file.path)
             try file.sync()
+            spool.faults?.powerCut?.syncedFile(file)
         } catch {
             throw SpoolError(error)
         }
@@ -162,7 +167,9 @@ extension SpoolSession {
             try spool.tmp.stage(bytes, as: temporary, faults: spool.faults)
             try spool.tmp.setModified(temporary, to: time)
             try spool.faults?.check(.rename, path: spool.tmp.displayPath(of: temporary))
+            let replaced = spool.faults?.powerCut?.willRename(temporary, in: spool.tmp, to: folder, as: name)
             try spool.tmp.rename(temporary, to: folder, as: name, replacing: true)
+            spool.faults?.powerCut?.renamed(temporary, in: spool.tmp, to: folder, as: name, backup: replaced)
         } catch {
             try? spool.tmp.remove(temporary)
             throw SpoolError(error)
@@ -208,7 +215,9 @@ extension SpoolSession {
         while true {
             do {
                 try spool.faults?.check(.rename, path: source.displayPath(of: name))
+                let replaced = spool.faults?.powerCut?.willRename(name, in: source, to: destination, as: newName)
                 try source.rename(name, to: destination, as: newName, replacing: replacing)
+                spool.faults?.powerCut?.renamed(name, in: source, to: destination, as: newName, backup: replaced)
                 touched.lost(source)
                 touched.gained(destination)
                 return
@@ -234,6 +243,7 @@ extension SpoolSession {
                 moving.isSameFile(as: there)
             else { return false }
             try spool.faults?.check(.remove, path: source.displayPath(of: name))
+            spool.faults?.powerCut?.willRemove(name, in: source)
             try source.remove(name)
         } catch {
             throw SpoolError(error)
@@ -259,6 +269,7 @@ extension SpoolSession {
         do {
             try spool.faults?.check(.rename, path: folder.displayPath(of: name))
             try folder.rename(name, to: attention, as: safe, replacing: false)
+            spool.faults?.powerCut?.renamed(name, in: folder, to: attention, as: safe, backup: nil)
         } catch {
             throw SpoolError(error)
         }
@@ -278,6 +289,7 @@ extension SpoolSession {
         do {
             try spool.faults?.check(.rename, path: source.displayPath(of: name))
             try source.rename(name, to: sending, as: name, replacing: false)
+            spool.faults?.powerCut?.renamed(name, in: source, to: sending, as: name, backup: nil)
             if !unsyncedSources.contains(where: { $0 === source }) { unsyncedSources.append(source) }
             return .claimed
         } catch let error where error.errno == .noSuchFile {
@@ -320,6 +332,7 @@ struct TouchedFolders {
             do {
                 try faults?.check(.sync, path: folder.displayPath)
                 try folder.sync()
+                faults?.powerCut?.syncedFolder(folder)
             } catch {
                 throw SpoolError(error)
             }

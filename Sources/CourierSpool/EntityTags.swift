@@ -85,7 +85,7 @@ public final class EntityTagStore {
     /// The tag kept for `entity` from `subscriber`; nil when none is (or
     /// its file was edited into something else).
     public func tag(of entity: RecordID, from subscriber: SubscriberName) throws(SpoolError) -> EntityTag? {
-        guard let folder = try folder(for: subscriber, creating: false) else { return nil }
+        guard let folder = try folder(for: subscriber) else { return nil }
         let bytes: [UInt8]
         do {
             bytes = try folder.openFile(FileName(entity.value), flags: O_RDONLY).read(upTo: 64 << 10)
@@ -108,33 +108,27 @@ public final class EntityTagStore {
 
     /// The subscribers that have a folder of tags.
     public func subscribers() throws(SpoolError) -> [SubscriberName] {
-        guard let root = try root(creating: false) else { return [] }
+        guard let root = try Self.open(Self.folderName, in: spool.control) else { return [] }
         do { return try root.sortedNames().compactMap { $0.string.flatMap(SubscriberName.init) } } catch {
             throw SpoolError(error)
         }
     }
 
-    /// `etags/SUB/`, made (and its parent synced) on first use; nil when
-    /// it does not exist and `creating` is false.
-    public func folder(for subscriber: SubscriberName, creating: Bool) throws(SpoolError) -> DirectoryHandle? {
+    /// `etags/SUB/`; nil when no etag of SUB's has been kept. (A commit
+    /// makes it, `SpoolPlace.entityTags`.)
+    public func folder(for subscriber: SubscriberName) throws(SpoolError) -> DirectoryHandle? {
         if let open = folders[subscriber] { return open }
-        guard let root = try root(creating: creating) else { return nil }
-        let folder = try Self.open(FileName(subscriber.value), in: root, creating: creating)
+        guard let root = try Self.open(Self.folderName, in: spool.control),
+            let folder = try Self.open(FileName(subscriber.value), in: root)
+        else { return nil }
         folders[subscriber] = folder
         return folder
     }
 
-    private func root(creating: Bool) throws(SpoolError) -> DirectoryHandle? {
-        try Self.open(Self.folderName, in: spool.control, creating: creating)
-    }
-
-    private static func open(_ name: FileName, in parent: DirectoryHandle, creating: Bool) throws(SpoolError)
-        -> DirectoryHandle?
-    {
+    private static func open(_ name: FileName, in parent: DirectoryHandle) throws(SpoolError) -> DirectoryHandle? {
         do {
-            if creating, try parent.makeDirectory(name, mode: 0o750) { try parent.sync() }
             return try parent.openDirectory(name)
-        } catch let error where error.errno == .noSuchFile && !creating {
+        } catch let error where error.errno == .noSuchFile {
             return nil
         } catch {
             throw SpoolError(error)

@@ -24,10 +24,9 @@ extension Spool {
     static let heldName = FileName("held")
 
     /// `.courier/held/`; nil when it does not exist yet (a spool made
-    /// before holds, until the first `courier hold`), unless `creating`.
-    public func heldFolder(creating: Bool = false) throws(SpoolError) -> DirectoryHandle? {
+    /// before holds, until the first `courier hold`, whose commit makes it).
+    public func heldFolder() throws(SpoolError) -> DirectoryHandle? {
         do {
-            if creating { try control.makeDirectory(Self.heldName, mode: 0o750) }
             return try control.openDirectory(Self.heldName)
         } catch let error where error.errno == .noSuchFile {
             return nil

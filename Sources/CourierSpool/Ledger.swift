@@ -57,6 +57,7 @@ public final class Ledger {
             do {
                 try faults?.check(.sync, path: file.path)
                 try file.sync()
+                faults?.powerCut?.syncedFile(file)
             } catch {
                 throw SpoolError(error)
             }
@@ -115,6 +116,7 @@ public final class Ledger {
                 }
                 try faults?.check(.write, path: file.path)
                 try file.write(bytes)
+                faults?.powerCut?.appended(to: file, at: start)
                 return .success(())
             } catch {
                 // Take back whatever part of the lines got written; if even
@@ -136,7 +138,11 @@ public final class Ledger {
             // Read as well as append: the last byte tells whether it ends torn.
             file = try directory.openFile(name, flags: O_RDWR | O_APPEND | O_CREAT, mode: 0o640)
             // A new day file must survive a crash as a directory entry too.
-            if !existed { try directory.sync() }
+            if !existed {
+                try faults?.check(.sync, path: directory.displayPath)
+                try directory.sync()
+                faults?.powerCut?.syncedFolder(directory)
+            }
         } catch {
             throw SpoolError(error)
         }

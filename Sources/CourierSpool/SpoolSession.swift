@@ -91,13 +91,13 @@ public final class SpoolSession {
             case .control: opened = spool.control
             case .tmp: opened = spool.tmp
             case .ledger: opened = spool.ledgerDirectory
-            case .held: opened = try Self.folder(Spool.heldName, in: spool.control, as: ".courier/held")
+            case .held: opened = try folder(Spool.heldName, in: spool.control, as: ".courier/held")
             case .entityTags(let subscriber):
-                let tags = try Self.folder(EntityTagStore.folderName, in: spool.control, as: ".courier/etags")
-                opened = try Self.folder(FileName(subscriber.value), in: tags, as: ".courier/etags/\(subscriber)")
+                let tags = try folder(EntityTagStore.folderName, in: spool.control, as: ".courier/etags")
+                opened = try folder(FileName(subscriber.value), in: tags, as: ".courier/etags/\(subscriber)")
             case .catalog(let name):
-                let catalogs = try Self.folder(FileName("catalogs"), in: spool.root, as: "catalogs")
-                opened = try Self.folder(FileName(name.value), in: catalogs, as: "catalogs/\(name)")
+                let catalogs = try folder(FileName("catalogs"), in: spool.root, as: "catalogs")
+                opened = try folder(FileName(name.value), in: catalogs, as: "catalogs/\(name)")
             }
         } catch {
             throw SpoolError(error)
@@ -108,10 +108,14 @@ public final class SpoolSession {
 
     /// A folder made if missing (its parent fsynced, so that it survives a
     /// power cut as a name), then opened.
-    private static func folder(_ name: FileName, in parent: DirectoryHandle, as shown: String) throws(SystemError)
+    private func folder(_ name: FileName, in parent: DirectoryHandle, as shown: String) throws(SystemError)
         -> DirectoryHandle
     {
-        if try parent.makeDirectory(name, mode: 0o750) { try parent.sync() }
+        if try parent.makeDirectory(name, mode: 0o750) {
+            try faults?.check(.sync, path: parent.displayPath)
+            try parent.sync()
+            faults?.powerCut?.syncedFolder(parent)
+        }
         return try parent.openDirectory(name, as: shown)
     }
 }

@@ -82,7 +82,7 @@ import Testing
         for id in ["old", "young"] { try spool.dropRecord(id: id) }
         try spool.runRound()
         let folder = try #require(
-            try EntityTagStore(spool: spool.spool).folder(for: TemporarySpool.subscriberName("batchy"), creating: false)
+            try EntityTagStore(spool: spool.spool).folder(for: TemporarySpool.subscriberName("batchy"))
         )
         let now = Timestamp.now()
         try folder.setModified(FileName("old"), to: now - .seconds(200 * 86_400))

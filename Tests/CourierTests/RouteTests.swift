@@ -48,6 +48,25 @@ import Testing
         }
     }
 
+    @Test("a route whose dropped file outlived its merge (a power cut) is a repeat, not a route waiting for nothing")
+    func aMergedRoutesLeftoverDropIsARepeat() throws {
+        let (spool, server) = try Self.spool()
+        // The state scripts/powerloss-test.sh found: the route kept, its drop
+        // not yet removed, and then a round that merged and sent it.
+        try spool.drop(Self.workout, as: "workout.json")
+        try spool.runRound()
+        try spool.drop(Self.route, as: "route.json")
+        try spool.runRound()
+        #expect(try spool.names(in: .sent) == ["w-1@alpha.json", "w-1@beta.json"])
+        try spool.drop(Self.route, as: "route.json")
+        try spool.runRound()
+        #expect(try spool.names(in: .awaitingRoute).isEmpty, "the route waits for a workout that has it")
+        #expect(try spool.names(in: .queued).isEmpty && spool.names(in: .needsAttention).isEmpty)
+        #expect(server.requests.count == 2)
+        let repeats = try spool.ledger().filter { $0.event == .duplicate }
+        #expect(repeats.map(\.key) == ["r-1"] && repeats.first?.detail.contains("already merged into") == true)
+    }
+
     @Test func aRouteThatArrivesFirstWaitsForItsWorkout() throws {
         let (spool, server) = try Self.spool()
         try spool.drop(Self.route, as: "route.json")

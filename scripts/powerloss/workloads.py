@@ -333,13 +333,22 @@ class CatalogSync(Workload):
         for item in self.before.values():
             put(item)
         prep.run(Command(["catalog", "sync"]))  # the first sync: full
-        lines = []
-        for item_id in self.tombstones:
-            (server / f"{item_id}.json").unlink()
-            lines.append(f"{item_id}\t{(start + next(version) * 1_000_000_000) // 1_000_000}\n")
-        (server / "tombstones.tsv").write_text("".join(lines))
-        put(self.after["i1"])
-        put(self.after["i5"])
+        # The changes come after that sync by the server's clock, as a real
+        # server's would: with `since = server-time` (the default) a change
+        # stamped before the server time the first sync reached is no
+        # change. Versions (ms) stay apart.
+        def changed(item: dict | None = None, tombstone: str | None = None) -> str | None:
+            time.sleep(0.003)
+            if item is not None:
+                (server / f"{item['id']}.json").write_text(json.dumps(item, sort_keys=True))
+                return None
+            (server / f"{tombstone}.json").unlink()
+            return f"{tombstone}\t{time.time_ns() // 1_000_000}\n"
+
+        lines = [changed(tombstone=item_id) for item_id in self.tombstones]
+        (server / "tombstones.tsv").write_text("".join(line for line in lines if line))
+        changed(self.after["i1"])
+        changed(self.after["i5"])
 
     def _local(self, snapshot: Snapshot) -> dict[str, File]:
         return {f.name[:-5]: f for f in snapshot.in_folder("catalogs/items") if f.name.endswith(".json")}
