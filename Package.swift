@@ -16,7 +16,9 @@ let package = Package(
     ],
     targets: [
         // C libraries: a module map and `static inline` shims for variadics; no logic.
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl alone is loaded when a transfer first needs it (dlopen, behind
+        // typed shims): linking it loaded 37 libraries into every command.
+        .target(name: "CCurl"),
         .systemLibrary(name: "CINIH", pkgConfig: "inih", providers: [.apt(["libinih-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),

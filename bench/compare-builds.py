@@ -1,6 +1,6 @@
-"""Two courier builds side by side in one run, with curl --parallel 16 and the naive durable
-peer, interleaved, N records, R rounds; medians. For before/after figures in
-docs/performance.md: the machine's speed varies, ratios within one run do not.
+"""Two courier builds side by side in one run, with curl --parallel 16, the naive durable
+peer and the floor (floor_mt), interleaved, N records, R rounds; medians. For before/after
+figures in docs/performance.md: the machine's speed varies, ratios within one run do not.
 
 Usage: bench/compare-builds.py OLD-BINARY NEW-BINARY N ROUNDS
 """
@@ -12,7 +12,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
 old, new, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-args = argparse.Namespace(courier=new, n=n, loop_n=10, rounds=rounds, queue_n=10, big=False, big_n=10, sink_parent="/dev/shm")
+args = argparse.Namespace(courier=new, n=n, loop_n=10, rounds=rounds, queue_n=10, big=False, big_n=10, sink_parent="/dev/shm",
+                          floor=None)
 b = bench.Bench(args)
 try:
     b.start_nginx()
@@ -29,6 +30,7 @@ try:
             run(label, lambda: b.courier_trial(source, n))
         run("curl --parallel 16", lambda: b.curl_trial(cfg))
         run("naive durable peer", lambda: b.naive_trial(source, n))
+        run(bench.FLOOR_MT, lambda: b.floor_trial(bench.FLOOR_MT, b.floor_mt, source, n))
     print("| tool | records/s (median) | CPU ms/record (median) | runs |\n|---|---:|---:|---|")
     for label, rs in results.items():
         print(f"| {label} | {statistics.median(x[0] for x in rs):,.0f} | {statistics.median(x[1] for x in rs):.3f} | "

@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 
 /// The reference receiver (`courier sink`). It stores each record once per
-/// Idempotency-Key, the maildir way, into `DIR/new/KEY.json`:
+/// Idempotency-Key, the maildir way, into `DIR/new/KEY.json` (`SinkStore`):
 ///
 /// * `POST` (any other path): 201 the first time a key is seen, 200 when the
 ///   same key comes again with the same body, 422 with a different body;
@@ -45,15 +45,14 @@ public final class Sink: Sendable {
             self.requestLog = try requestLog.map { path throws(SystemError) in
                 try system("open", onPath: path) { open($0, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640) }
             }
-            for path in [directory, directory + "/tmp", directory + "/new", directory + "/etags"] {
+            for path in [directory, directory + "/tmp", directory + "/new"] {
                 try PathOperations.makeDirectory(path, mode: 0o750)
             }
             store = Locked(
                 SinkStore(
                     tmp: try DirectoryHandle.open(path: directory + "/tmp"),
                     new: try DirectoryHandle.open(path: directory + "/new"),
-                    etags: try DirectoryHandle.open(path: directory + "/etags"),
-                    root: try DirectoryHandle.open(path: directory)))
+                    etags: try SinkETagJournal(in: DirectoryHandle.open(path: directory))))
         } catch {
             throw SpoolError(error)
         }
@@ -65,6 +64,14 @@ public final class Sink: Sendable {
     }
 
     deinit { if let requestLog { close(requestLog) } }
+
+    /// The ETag the sink holds for an entity now, as `If-Match` must name it.
+    func currentETag(of entity: RecordID) throws(SystemError) -> String? {
+        try store.withLock { store throws(SystemError) -> String? in
+            try store.etags.refresh()
+            return store.etags.current[entity]
+        }
+    }
 
     /// Appends one line with one write(2), so concurrent requests never
     /// interleave within a line.
@@ -134,13 +141,19 @@ public final class Sink: Sendable {
         guard let keyText = request.header("idempotency-key"), let key = DeliveryKey(keyText) else {
             return .json(400, #"{"error":"missing or malformed Idempotency-Key"}"#)
         }
-        guard (try? JSONSerialization.jsonObject(with: Data(body))) is [String: Any] else {
+        // One pass checks the body and finds the entity it names.
+        guard let outline = JSONOutline(body, levels: 1), outline.kind(of: outline.root) == .object else {
             return .json(400, #"{"error":"the body is not a JSON object"}"#)
         }
+        let entity = SinkStore.entity(of: outline.root, in: outline)
         let ifMatch = request.header("if-match")
         do {
             let verdict = try store.withLock { store throws(SystemError) -> SinkStore.Verdict in
-                try store.keep(body, key: key, entity: SinkStore.entity(of: body), ifMatch: ifMatch, commit: true)
+                try store.etags.refresh()
+                var pending = SinkStore.Pending()
+                let verdict = try store.decide(body, key: key, entity: entity, ifMatch: ifMatch, into: &pending)
+                try store.commit(pending)
+                return verdict
             }
             let response = verdict.response(key: key)
             note(key.description, response.status)
@@ -148,89 +161,5 @@ public final class Sink: Sendable {
         } catch {
             return .json(503, #"{"error":"unable to store: \#(error)"}"#)
         }
-    }
-}
-
-/// The sink's files: `new/KEY.json` per key, `etags/ID` per record id.
-struct SinkStore {
-    let tmp: DirectoryHandle
-    let new: DirectoryHandle
-    let etags: DirectoryHandle
-    let root: DirectoryHandle
-    var stagingNames = StagingNames()
-
-    enum Verdict: Equatable {
-        case stored(etag: String)
-        /// The same key and body again; the entity's current ETag, if any.
-        case duplicate(etag: String?)
-        case conflict
-        case preconditionFailed(current: String?)
-
-        func response(key: DeliveryKey) -> HTTPResponse {
-            switch self {
-            case .stored(let etag):
-                var response = HTTPResponse.json(201, #"{"status":"stored","key":"\#(key)","etag":"\#(etag)"}"#)
-                response.headers.append(("ETag", "\"\(etag)\""))
-                return response
-            case .duplicate:
-                return .json(200, #"{"status":"duplicate","key":"\#(key)"}"#)
-            case .conflict:
-                return .json(422, #"{"error":"Idempotency-Key \#(key) was used before with a different body"}"#)
-            case .preconditionFailed(let current):
-                return .json(
-                    412, #"{"error":"If-Match does not match the current version","etag":"\#(current ?? "")"}"#)
-            }
-        }
-    }
-
-    /// The verdict for storing `body` under `key`; with `commit`, stores it.
-    /// `entity` is the one it writes, whose etag `ifMatch` names.
-    mutating func keep(_ body: [UInt8], key: DeliveryKey, entity recordID: RecordID?, ifMatch: String?, commit: Bool)
-        throws(SystemError) -> Verdict
-    {
-        let name = FileName("\(key).json")
-        if let existing = try new.status(of: name), Timestamp.now() - existing.modified < Sink.keyLifetime {
-            let stored = try new.openFile(name, flags: O_RDONLY).read(upTo: body.count + 1)
-            guard stored == body else { return .conflict }
-            return .duplicate(etag: try recordID.flatMap { id throws(SystemError) in try currentETag(of: id) })
-        }
-        if let ifMatch {
-            let current = try recordID.flatMap { id throws(SystemError) in try currentETag(of: id) }
-            let offered = ifMatch.split(separator: ",").map { Self.bareTag(String($0)) }
-            guard let current, offered.contains(current) || offered.contains("*") else {
-                return .preconditionFailed(current: current)
-            }
-        }
-        let etag = String(Digest.sha256Hex(body).prefix(16))
-        guard commit else { return .stored(etag: etag) }
-        try write(body, as: name, into: new)
-        if let recordID { try write(Array(etag.utf8), as: FileName(recordID.value), into: etags) }
-        return .stored(etag: etag)
-    }
-
-    /// The version a record has is kept under the entity it writes: its
-    /// `entity_id`, else the record it `updates`, else its own id.
-    static func entity(of body: [UInt8]) -> RecordID? {
-        (JSONSplice.value(of: "entity_id", in: body) ?? JSONSplice.value(of: "updates", in: body)
-            ?? JSONSplice.value(of: "id", in: body))
-            .flatMap(JSONValidator.decodeString).flatMap(RecordID.init)
-    }
-
-    func currentETag(of id: RecordID) throws(SystemError) -> String? {
-        guard try etags.contains(FileName(id.value)) else { return nil }
-        return String(decoding: try etags.openFile(FileName(id.value), flags: O_RDONLY).read(upTo: 128), as: UTF8.self)
-    }
-
-    static func bareTag(_ text: String) -> String {
-        var tag = text.trimmingSpaces
-        if tag.hasPrefix("W/") { tag.removeFirst(2) }
-        if tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count >= 2 { tag = String(tag.dropFirst().dropLast()) }
-        return tag
-    }
-
-    /// tmp/, fsync, rename, fsync (`writeAtomically`): a stored record
-    /// survives a crash whole.
-    mutating func write(_ bytes: [UInt8], as name: FileName, into directory: DirectoryHandle) throws(SystemError) {
-        try tmp.writeAtomically(bytes, as: name, in: directory, staged: stagingNames.next(for: name))
     }
 }

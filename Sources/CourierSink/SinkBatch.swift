@@ -1,7 +1,6 @@
 import CourierPosix
 import CourierRecords
 import CourierSpool
-import Foundation
 
 extension Sink {
     /// `POST /transactions/batch`: each item is stored like a single record,
@@ -13,42 +12,39 @@ extension Sink {
     /// `?atomic=true` nothing is stored unless every item would be `OK`, and
     /// the others are reported `ABORTED`.
     func batch(_ request: HTTPRequest, body: [UInt8]) -> HTTPResponse {
-        guard (try? JSONSerialization.jsonObject(with: Data(body))) is [String: Any],
-            let list = JSONSplice.value(of: "items", in: body), list.first == UInt8(ascii: "[")
+        // One pass checks the whole body and notes its items, their members
+        // and their payloads' members (levels 0 to 4).
+        guard let outline = JSONOutline(body, levels: 4), outline.kind(of: outline.root) == .object,
+            let list = outline.member("items", of: outline.root), outline.kind(of: list) == .array
         else { return .json(400, #"{"error":"expected {\"items\":[…]}"}"#) }
         let atomic = request.target.contains("atomic=true")
-        let items = JSONSplice.arrayElements(list)
         do {
             let results = try store.withLock { store throws(SystemError) -> [ItemResult] in
+                try store.etags.refresh()
                 var verdicts: [ItemResult] = []
-                var parsed: [(DeliveryKey, [UInt8], RecordID?, String?)?] = []
-                for item in items {
-                    let keyText =
-                        JSONSplice.value(of: "idempotency_key", in: item).flatMap(JSONValidator.decodeString) ?? ""
-                    guard let key = DeliveryKey(keyText), let payload = JSONSplice.value(of: "payload", in: item),
-                        payload.first == UInt8(ascii: "{")
+                var pending = SinkStore.Pending()
+                for item in outline.children(of: list) {
+                    let keyText = outline.member("idempotency_key", of: item).flatMap(outline.string) ?? ""
+                    guard let key = DeliveryKey(keyText), let payload = outline.member("payload", of: item),
+                        outline.kind(of: payload) == .object
                     else {
                         verdicts.append(.refused(keyText))
-                        parsed.append(nil)
                         continue
                     }
-                    let ifMatch = JSONSplice.value(of: "if_match", in: item).flatMap(JSONValidator.decodeString)
+                    let ifMatch = outline.member("if_match", of: item).flatMap(outline.string)
                     // The item names its entity (`client_id`), as the sync
                     // architecture's server finds it; else the payload does.
                     let entity =
-                        JSONSplice.value(of: "client_id", in: item).flatMap(JSONValidator.decodeString)
-                        .flatMap(RecordID.init) ?? SinkStore.entity(of: payload)
-                    let verdict = try store.keep(payload, key: key, entity: entity, ifMatch: ifMatch, commit: !atomic)
+                        outline.member("client_id", of: item).flatMap(outline.string).flatMap(RecordID.init)
+                        ?? SinkStore.entity(of: payload, in: outline)
+                    let verdict = try store.decide(
+                        outline.value(of: payload), key: key, entity: entity, ifMatch: ifMatch, into: &pending)
                     verdicts.append(ItemResult(key: keyText, verdict: verdict, entity: entity))
-                    parsed.append((key, payload, entity, ifMatch))
                 }
-                guard atomic else { return verdicts }
-                guard verdicts.allSatisfy({ $0.status == "OK" }) else {
+                if atomic && !verdicts.allSatisfy({ $0.status == "OK" }) {
                     return verdicts.map { $0.status == "OK" ? .aborted($0.key) : $0 }
                 }
-                for case (let key, let payload, let entity, let ifMatch)? in parsed {
-                    _ = try store.keep(payload, key: key, entity: entity, ifMatch: ifMatch, commit: true)
-                }
+                try store.commit(pending)
                 return verdicts
             }
             for result in results { note(result.key, result.status == "OK" ? 200 : 409) }

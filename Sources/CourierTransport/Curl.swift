@@ -9,12 +9,12 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
     init(_ code: CURLcode, detail: String = "") {
         self.code = code.rawValue
         // curl's error buffer already says what strerror says, with detail.
-        self.message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        self.message = detail.isEmpty ? String(cString: courier_easy_strerror(code)) : detail
     }
 
     init(multi code: CURLMcode) {
         self.code = UInt32(bitPattern: code.rawValue)
-        self.message = String(cString: curl_multi_strerror(code))
+        self.message = String(cString: courier_multi_strerror(code))
     }
 
     public var description: String { message }
@@ -32,7 +32,7 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// curl_global_init runs once per process, before the first handle.
-private let curlGlobalInitialisation: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+private let curlGlobalInitialisation: CURLcode = courier_global_init(Int(CURL_GLOBAL_DEFAULT))
 
 /// One libcurl easy handle, reused across transfers so that its
 /// connection and TLS session caches are kept.
@@ -53,13 +53,13 @@ final class CurlEasy {
 
     init() throws(CurlError) {
         guard curlGlobalInitialisation == CURLE_OK else { throw CurlError(curlGlobalInitialisation) }
-        guard let handle = curl_easy_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }
+        guard let handle = courier_easy_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }
         self.handle = handle
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { courier_easy_cleanup(handle) }
 
-    func reset() { curl_easy_reset(handle) }
+    func reset() { courier_easy_reset(handle) }
 
     func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
         try check(courier_easy_setopt_long(handle, option, value), option)
@@ -94,7 +94,7 @@ final class CurlEasy {
     /// The last value of a response header, if the server sent it.
     func header(_ name: String) -> String? {
         var found: UnsafeMutablePointer<curl_header>?
-        guard curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK, let found,
+        guard courier_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK, let found,
             let value = found.pointee.value
         else { return nil }
         return String(cString: value)
@@ -103,7 +103,7 @@ final class CurlEasy {
     private func check(_ code: CURLcode, _ option: CURLoption) throws(CurlError) {
         guard code == CURLE_OK else {
             throw CurlError(
-                code, detail: "\(String(cString: curl_easy_strerror(code))) (setting option \(option.rawValue))")
+                code, detail: "\(String(cString: courier_easy_strerror(code))) (setting option \(option.rawValue))")
         }
     }
 }
@@ -118,15 +118,15 @@ final class CurlHeaderList {
             // `Name:` with nothing after it is how curl is told to leave out
             // a header it would add (Expect).
             let line = field.value.isEmpty ? field.name + ":" : field.line
-            guard let appended = curl_slist_append(list, line) else {
-                curl_slist_free_all(list)
+            guard let appended = courier_slist_append(list, line) else {
+                courier_slist_free_all(list)
                 throw CurlError(CURLE_OUT_OF_MEMORY)
             }
             list = appended
         }
     }
 
-    deinit { curl_slist_free_all(list) }
+    deinit { courier_slist_free_all(list) }
 }
 
 /// The multi handle: many transfers over shared, kept-alive connections,
@@ -136,28 +136,28 @@ final class CurlMulti {
 
     init() throws(CurlError) {
         guard curlGlobalInitialisation == CURLE_OK else { throw CurlError(curlGlobalInitialisation) }
-        guard let handle = curl_multi_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }
+        guard let handle = courier_multi_init() else { throw CurlError(CURLE_OUT_OF_MEMORY) }
         self.handle = handle
     }
 
-    deinit { curl_multi_cleanup(handle) }
+    deinit { courier_multi_cleanup(handle) }
 
     func add(_ easy: CurlEasy) throws(CurlError) {
-        let code = curl_multi_add_handle(handle, easy.handle)
+        let code = courier_multi_add_handle(handle, easy.handle)
         guard code == CURLM_OK else { throw CurlError(multi: code) }
     }
 
     func remove(_ easy: CurlEasy) {
         // Removing a handle this multi owns cannot fail in a way that
         // leaves anything to undo; the code is informative only.
-        _ = curl_multi_remove_handle(handle, easy.handle)
+        _ = courier_multi_remove_handle(handle, easy.handle)
     }
 
     /// Runs whatever can run without waiting; returns how many transfers
     /// are still going.
     func perform() throws(CurlError) -> Int {
         var running: Int32 = 0
-        let code = curl_multi_perform(handle, &running)
+        let code = courier_multi_perform(handle, &running)
         guard code == CURLM_OK else { throw CurlError(multi: code) }
         return Int(running)
     }
@@ -166,7 +166,7 @@ final class CurlMulti {
     func poll(timeout: Duration) throws(CurlError) {
         var ready: Int32 = 0
         let milliseconds = Int32(clamping: max(0, timeout.milliseconds))
-        let code = curl_multi_poll(handle, nil, 0, milliseconds, &ready)
+        let code = courier_multi_poll(handle, nil, 0, milliseconds, &ready)
         guard code == CURLM_OK else { throw CurlError(multi: code) }
     }
 
@@ -174,7 +174,7 @@ final class CurlMulti {
     func finished() -> [(easy: UnsafeMutableRawPointer, result: CURLcode)] {
         var done: [(UnsafeMutableRawPointer, CURLcode)] = []
         var remaining: Int32 = 0
-        while let message = curl_multi_info_read(handle, &remaining) {
+        while let message = courier_multi_info_read(handle, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             done.append((easy, message.pointee.data.result))
         }

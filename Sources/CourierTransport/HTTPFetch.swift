@@ -101,7 +101,7 @@ package struct HTTPFetch {
                 }
                 return length
             })
-        let result = withExtendedLifetime((sink, list)) { curl_easy_perform(easy.handle) }
+        let result = withExtendedLifetime((sink, list)) { courier_easy_perform(easy.handle) }
         guard result == CURLE_OK else {
             if sink.tooLong {
                 throw CurlError(result, detail: "the answer is larger than \(HTTPFetch.answerLimit) bytes")

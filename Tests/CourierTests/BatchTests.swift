@@ -189,10 +189,8 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: log.url)])
         try spool.drop(#"{"id":"order-7","kind":"order","data":{"qty":1}}"#, as: "v1.json")
         try spool.runRound()
-        let etag = try #require(
-            log.requests.first.flatMap { _ in
-                try? String(contentsOfFile: sinkDirectory.path + "/etags/order-7", encoding: .utf8)
-            })
+        let order = try #require(RecordID("order-7"))
+        let etag = try #require(try log.requests.first.flatMap { _ in try sink.currentETag(of: order) })
         // A stale update: the server's version has moved on.
         try spool.drop(
             #"{"id":"order-7-u1","kind":"order","op":"UPDATE","updates":"order-7","etag":"stale","data":{"qty":2}}"#,
@@ -211,8 +209,8 @@ import Testing
         #expect(log.requests.last?.header("if-match") == "\"\(etag)\"")
         #expect(try spool.names(in: .sent) == ["order-7-u2@alpha.json", "order-7@alpha.json"])
         // The version moved on again: the first update's etag is stale now too.
-        let newer = try String(contentsOfFile: sinkDirectory.path + "/etags/order-7", encoding: .utf8)
-        #expect(newer != etag)
+        let newer = try sink.currentETag(of: order)
+        #expect(newer != nil && newer != etag)
     }
 
     @Test func theSinksKeyStoreSurvivesARestart() throws {
