@@ -245,26 +245,6 @@ package struct Intake {
         return JSONSplice.settingRoute(Array(data[route.value]), in: dropped) == stored
     }
 
-    /// Where an entry of `workout` is that has this route merged as its
-    /// `data.route` (what the routes step splices in: the route's `data`,
-    /// or the whole record), if one is: one status and read per configured
-    /// subscriber, only for a route whose own file is not waiting.
-    private func entryWithRoute(_ route: Record, of workout: RecordID) throws(SpoolError) -> String? {
-        let spliced = JSONSplice.value(of: "data", in: route.bytes) ?? route.bytes
-        for subscriber in configuration.subscribers {
-            let entry = EntryName(key: DeliveryKey(id: workout), subscriber: subscriber.name)
-            guard let (_, folder) = try spool.find(entry.fileName),
-                case .read(let stored) = spool.readChecked(
-                    entry.fileName, in: folder, limit: configuration.maxRecordSize),
-                let data = JSONSplice.value(of: "data", in: stored), let inner = JSONSplice.object(at: 0, in: data),
-                let merged = inner.members.last(where: { $0.name == Array("route".utf8) }),
-                Array(data[merged.value]) == spliced
-            else { continue }
-            return folder.displayPath(of: entry.fileName)
-        }
-        return nil
-    }
-
     /// A route record is never sent on its own: it waits in awaitingRoute/
     /// for the routes step to merge it into its workout.
     private func keepRoute(
@@ -295,7 +275,7 @@ package struct Intake {
         // Merged already: its dropped name outlived the route's own file (a
         // crash between keeping the route and removing the drop, then a
         // round that merged it). The same route again is a repeat.
-        if let merged = try entryWithRoute(record, of: workout) {
+        if let merged = try RouteFile.entry(of: workout, withRoute: record.bytes, in: spool, configuration) {
             try session.commit(
                 Transition(
                     lines: [

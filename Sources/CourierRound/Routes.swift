@@ -15,6 +15,28 @@ enum RouteFile {
         guard let text = name.string, text.hasSuffix(suffix) else { return nil }
         return RecordID(String(text.dropLast(suffix.count)))
     }
+
+    /// Where an entry of `workout` is that has the route record `route`
+    /// merged as its `data.route` (what the routes step splices in: the
+    /// route's `data`, or the whole record), if one is: one status and read
+    /// per configured subscriber, only for a route nothing waits for.
+    static func entry(
+        of workout: RecordID, withRoute route: [UInt8], in spool: Spool, _ configuration: Configuration
+    ) throws(SpoolError) -> String? {
+        let spliced = JSONSplice.value(of: "data", in: route) ?? route
+        for subscriber in configuration.subscribers {
+            let entry = EntryName(key: DeliveryKey(id: workout), subscriber: subscriber.name)
+            guard let (_, folder) = try spool.find(entry.fileName),
+                case .read(let stored) = spool.readChecked(
+                    entry.fileName, in: folder, limit: configuration.maxRecordSize),
+                let data = JSONSplice.value(of: "data", in: stored), let inner = JSONSplice.object(at: 0, in: data),
+                let merged = inner.members.last(where: { $0.name == Array("route".utf8) }),
+                Array(data[merged.value]) == spliced
+            else { continue }
+            return folder.displayPath(of: entry.fileName)
+        }
+        return nil
+    }
 }
 
 /// What the routes step of a round did.
@@ -61,6 +83,19 @@ struct RouteStep {
             let targets =
                 (workouts[id] ?? []).map { ($0, SpoolState.awaitingRoute) } + (resent[id] ?? []).map { ($0, .queued) }
             if targets.isEmpty {
+                // Merged already: the route's own removal did not outlive a
+                // crash (it comes last, once the merged workouts are durable).
+                let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
+                if let merged = try RouteFile.entry(of: id, withRoute: routeRecord, in: spool, configuration) {
+                    try session.commit(
+                        Transition(
+                            lines: [
+                                line(
+                                    id.value, .duplicate,
+                                    "route already merged into \(merged); awaitingRoute/\(routeName) removed")
+                            ], removals: [.init(routeName, in: .state(.awaitingRoute))]))
+                    continue
+                }
                 var expired = Transition()
                 try expireIfOld(
                     routeName, key: id.value, subscriber: "-", into: &expired, report: &report,
@@ -199,5 +234,10 @@ struct RouteStep {
         LedgerLine(
             time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description, event: event,
             detail: detail)
+    }
+
+    /// A route's own line: subscriber `-`, key its workout's id.
+    private func line(_ key: String, _ event: LedgerEvent, _ detail: String) -> LedgerLine {
+        LedgerLine(time: now, round: round.value, subscriber: "-", key: key, event: event, detail: detail)
     }
 }

@@ -67,6 +67,21 @@ import Testing
         #expect(repeats.map(\.key) == ["r-1"] && repeats.first?.detail.contains("already merged into") == true)
     }
 
+    @Test("a route whose removal a power cut undid, after its workouts were merged and queued, goes at the next round")
+    func aMergedRoutesLeftoverFileGoes() throws {
+        let (spool, server) = try Self.spool()
+        for subscriber in ["alpha", "beta"] {
+            try spool.spool.deliverNewFile(
+                Array(Self.merged.utf8), named: FileName("w-1@\(subscriber).json"), into: .queued)
+        }
+        try spool.spool.deliverNewFile(Array(Self.route.utf8), named: FileName("w-1.route.json"), into: .awaitingRoute)
+        try spool.runRound()
+        #expect(try spool.names(in: .sent) == ["w-1@alpha.json", "w-1@beta.json"])
+        #expect(try spool.names(in: .awaitingRoute).isEmpty, "no route waits for workouts that have it")
+        #expect(server.requests.count == 2)
+        #expect(try spool.ledger().contains { $0.event == .duplicate && $0.detail.contains("already merged into") })
+    }
+
     @Test func aRouteThatArrivesFirstWaitsForItsWorkout() throws {
         let (spool, server) = try Self.spool()
         try spool.drop(Self.route, as: "route.json")
