@@ -25,6 +25,9 @@ strip --strip-unneeded "$root/usr/bin/courier" 2>/dev/null || true
 gzip -9n "$root/usr/share/man/man1/courier.1" "$root/usr/share/man/man5/courier.conf.5"
 install -d "$root/usr/share/doc/courier"
 install -m 0644 README.md "$root/usr/share/doc/courier/README.md"
+# The README links into docs/: the reference it moved there comes along.
+install -d "$root/usr/share/doc/courier/docs"
+install -m 0644 docs/*.md "$root/usr/share/doc/courier/docs/"
 
 install -d "$root/DEBIAN"
 cat > "$root/DEBIAN/control" <<CONTROL

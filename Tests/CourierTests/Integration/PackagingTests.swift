@@ -146,6 +146,8 @@ import Testing
         for path in [
             "./usr/bin/courier", "./lib/systemd/system/courier.service", "./etc/courier/courier.conf",
             "./usr/share/man/man1/courier.1.gz", "./usr/share/man/man5/courier.conf.5.gz",
+            // The README's links into docs/ resolve in the package too.
+            "./usr/share/doc/courier/README.md", "./usr/share/doc/courier/docs/sync.md",
         ] {
             #expect(contents.contains(path), "\(path)")
         }
