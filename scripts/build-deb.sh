@@ -54,13 +54,21 @@ if [ "$1" = configure ]; then
     getent group courier >/dev/null || addgroup --system --quiet courier
     getent passwd courier >/dev/null || adduser --system --quiet --ingroup courier \
         --home /var/spool/courier --no-create-home --shell /usr/sbin/nologin courier
+    # Producers: users who may drop records (adduser alice courier-producers).
+    # courier is one of them, to read what they drop.
+    getent group courier-producers >/dev/null || addgroup --system --quiet courier-producers
+    adduser --quiet courier courier-producers >/dev/null
     install -d -o courier -g courier -m 0750 /var/spool/courier
     /usr/bin/courier --spool /var/spool/courier init >/dev/null
     # The spool's folders and .courier/'s (held/, made by init), not their
     # contents: files scripts dropped keep their owners.
     find /var/spool/courier /var/spool/courier/.courier -maxdepth 1 -type d -exec chown courier:courier {} +
     chmod 0750 /var/spool/courier
-    chown root:courier /etc/courier/courier.conf
+    # tmp/ and queued/ courier:courier-producers 3770, the spool 0751.
+    /usr/bin/courier --spool /var/spool/courier init --group courier-producers >/dev/null
+    # courier and the producers read it (enqueue checks records against it);
+    # only root writes it.
+    chown root:courier-producers /etc/courier/courier.conf
     chmod 0640 /etc/courier/courier.conf
     if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null || true; fi
 fi

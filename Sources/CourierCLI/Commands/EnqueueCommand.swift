@@ -17,10 +17,16 @@ enum EnqueueCommand {
         var sources = try arguments.positionals()
         if sources.isEmpty { sources = ["-"] }
         let configuration = try invocation.configuration(readingSecrets: false)
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
-        defer { invocation.refreshMetrics(configuration, spool: spool) }
-        let enqueuer = Enqueuer(spool: spool, configuration: configuration)
+        let inbox: SpoolInbox
+        do { inbox = try SpoolInbox(path: configuration.spool) } catch { throw .spool(error) }
+        // A producer (courier init --group) may open no more than the
+        // inbox: the round its drop starts rewrites the metrics instead.
+        defer {
+            if let spool = try? Spool(path: configuration.spool) {
+                invocation.refreshMetrics(configuration, spool: spool)
+            }
+        }
+        var enqueuer = Enqueuer(inbox: inbox, configuration: configuration)
         var failed = false
         for source in sources {
             let bytes: [UInt8]

@@ -19,13 +19,25 @@ import Testing
         }
     }
 
+    /// The accounts the README names, as this test calls them.
+    struct Names {
+        /// `courier`, and the producers' group.
+        let user, producers: String
+        /// The README's `alice`.
+        let producer: String
+    }
+
     /// One README line as it runs in `root` for `user`: sudo dropped (the
     /// test is root), `sudo -u courier` through runuser, the courier user's
     /// name and the system paths replaced by the scratch ones, and make
     /// installing the test's binary into `root`.
-    static func scratch(_ line: String, root: String, user: String, binary: String) -> String {
+    static func scratch(_ line: String, root: String, names: Names, binary: String) -> String {
+        let user = names.user
         var command = line.components(separatedBy: "  #").first ?? line
-        command = command.replacingOccurrences(of: "/var/spool/courier", with: root + "/var/spool/courier")
+        command = command.replacingOccurrences(of: "courier-producers", with: names.producers)
+            .replacingOccurrences(of: "adduser courier ", with: "adduser \(user) ")
+            .replacingOccurrences(of: "adduser alice ", with: "adduser \(names.producer) ")
+            .replacingOccurrences(of: "/var/spool/courier", with: root + "/var/spool/courier")
             .replacingOccurrences(of: "/etc/courier/", with: root + "/etc/courier/")
             .replacingOccurrences(
                 of: "sudo -u courier courier ", with: "runuser -u \(user) -- \(root)/usr/bin/courier "
@@ -55,21 +67,39 @@ import Testing
         try FileManager.default.createDirectory(atPath: root + "/var/spool", withIntermediateDirectories: true)
         let user = TemporaryAccount.freshName("inst")
         let account = TemporaryAccount(adopting: user, kind: .user)
-        defer { withExtendedLifetime(account) {} }
+        let group = TemporaryAccount(adopting: TemporaryAccount.freshName("prod"), kind: .group)
+        // The README's alice exists before she joins the group.
+        let alice = try TemporaryAccount(.user, label: "alice")
+        defer { withExtendedLifetime((account, group, alice)) {} }
+        let names = Names(user: user, producers: group.name, producer: alice.name)
         let binary = try CourierBinary.locate().path
         for step in steps {
-            let command = Self.scratch(step, root: root, user: user, binary: binary)
+            let command = Self.scratch(step, root: root, names: names, binary: binary)
             let result = try Shell.run(
                 ["sh", "-c", command], environment: ["COURIER_CONFIG": root + "/etc/courier/courier.conf"])
             try #require(result.status == 0, "`\(step)`, run as `\(command)`: \(result.output)")
         }
         let spool = try FileManager.default.attributesOfItem(atPath: root + "/var/spool/courier")
         #expect(spool[.ownerAccountName] as? String == user)
-        #expect(spool[.posixPermissions] as? Int == 0o750)
+        // 0750, and o+x for the producers (init --group).
+        #expect(spool[.posixPermissions] as? Int == 0o751)
         let queued = try FileManager.default.attributesOfItem(atPath: root + "/var/spool/courier/queued")
         #expect(queued[.ownerAccountName] as? String == user)
         let config = try FileManager.default.attributesOfItem(atPath: root + "/etc/courier/courier.conf")
-        #expect(config[.groupOwnerAccountName] as? String == user)
+        #expect(config[.groupOwnerAccountName] as? String == group.name)
         #expect(config[.posixPermissions] as? Int == 0o640)
+
+        // alice, now a producer, enqueues under her own strict umask.
+        let enqueued = try alice.run(
+            "echo '{\"id\":\"a-1\",\"kind\":\"sleep\"}' | \(root)/usr/bin/courier enqueue -", umask: "0077",
+            environment: ["COURIER_CONFIG": root + "/etc/courier/courier.conf"])
+        #expect(enqueued.status == 0, "\(enqueued.output)")
+        let dropped = try FileManager.default.contentsOfDirectory(atPath: root + "/var/spool/courier/queued")
+        #expect(dropped.count == 1 && dropped.first?.hasSuffix(".a-1.json") == true, "\(dropped)")
+        for name in dropped {
+            let file = try FileManager.default.attributesOfItem(atPath: root + "/var/spool/courier/queued/" + name)
+            #expect(file[.groupOwnerAccountName] as? String == group.name)
+            #expect(file[.posixPermissions] as? Int == 0o640)
+        }
     }
 }

@@ -214,9 +214,20 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: ledger)
         #expect(attributes[.ownerAccountName] as? String == "courier")
         #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o027 } == 0)
+        // Open to the producers' group in tmp/ and queued/ only (init --group).
         let spoolMode =
             try FileManager.default.attributesOfItem(atPath: "/var/spool/courier")[.posixPermissions] as? Int
-        #expect(spoolMode == 0o750)
+        #expect(spoolMode == 0o751)
+        for folder in ["tmp", "queued"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: "/var/spool/courier/" + folder)
+            #expect(attributes[.groupOwnerAccountName] as? String == "courier-producers", "\(folder)")
+            #expect(attributes[.posixPermissions] as? Int == 0o3770, "\(folder)")
+        }
+        let sentMode =
+            try FileManager.default.attributesOfItem(atPath: "/var/spool/courier/sent")[.posixPermissions] as? Int
+        #expect(sentMode == 0o750)
+        let config = try FileManager.default.attributesOfItem(atPath: "/etc/courier/courier.conf")
+        #expect(config[.groupOwnerAccountName] as? String == "courier-producers")
         #expect(server.requests.count == 1)
         let flagged = try FileManager.default.contentsOfDirectory(atPath: "/var/spool/courier/needsAttention")
             .filter { $0.hasSuffix("-private.json") }
