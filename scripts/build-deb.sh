@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Builds dist/courier_VERSION_ARCH.deb with dpkg-deb.
-#   BINARY=path   use this courier binary (default: a release build with the
-#                 Swift runtime linked in statically, so the package needs no
-#                 Swift toolchain)
+# Builds dist/courier_VERSION_ARCH.deb with dpkg-deb, from a release build it
+# always makes itself: the Swift runtime linked in statically, so the package
+# needs no Swift toolchain.
 #   OUTDIR=dir    where the .deb goes (default: dist)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BINARY=${BINARY:-.build/release/courier}
 OUTDIR=${OUTDIR:-dist}
-if [ ! -x "$BINARY" ]; then
-    swift build -c release --static-swift-stdlib
+# A build directory of its own: .build/release is the quick start's dynamic
+# build, and switching one directory between static and dynamic linking
+# rebuilds everything each time. --disable-local-rpath: no RUNPATH $ORIGIN
+# (SwiftPM's way to find libraries beside an executable; the package ships
+# none beside /usr/bin/courier).
+SCRATCH=.build-deb
+swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$SCRATCH" >&2
+BINARY=$SCRATCH/release/courier
+# What it needs at run time is Debian's (libc, libcurl, libinih, libssl, zlib)
+# and nothing of the toolchain's.
+if readelf -d "$BINARY" | grep -E 'NEEDED.*\[(libswift|libFoundation|libdispatch|libBlocksRuntime)|R(UN)?PATH' >&2; then
+    echo "build-deb: $BINARY needs the Swift toolchain's libraries or carries a RUNPATH (above): not packaged" >&2
+    exit 70
 fi
 # The binary says what it is: `courier 0.1.0`.
 VERSION=$("$BINARY" --version | sed -n 's/^courier //p')
@@ -37,7 +46,7 @@ Section: net
 Priority: optional
 Architecture: $ARCH
 Maintainer: Courier developers <courier@localhost>
-Depends: libc6, libcurl4, libinih1, libssl3, adduser
+Depends: libc6, libcurl4, libinih1, libssl3, zlib1g, libstdc++6, libgcc-s1, adduser
 Installed-Size: $(du -sk "$root" | cut -f1)
 Description: spool-based delivery of JSON records to HTTP subscribers
  Scripts drop JSON records into /var/spool/courier/queued; courier delivers

@@ -128,16 +128,48 @@ import Testing
         #expect(synopsis.contains("[--]"), "the synopsis shows where options end: \(synopsis)")
     }
 
+    /// scripts/build-deb.sh, which builds its static binary itself (minutes
+    /// the first time, seconds after); the .deb's path.
+    static func buildDeb(into directory: String) throws -> String {
+        let built = try Shell.run(["scripts/build-deb.sh"], environment: ["OUTDIR": directory])
+        try #require(built.status == 0, "\(built.output)")
+        return try #require(built.output.split(separator: "\n").last.map(String.init), "\(built.output)")
+    }
+
+    @Test(
+        "the .deb's courier needs no Swift toolchain: readelf -d shows no Swift library and no RUNPATH",
+        .needs("make", "dpkg-deb", "readelf"))
+    func theDebPackagesAStaticBinary() throws {
+        let out = TemporaryDirectory("deb")
+        let deb = try Self.buildDeb(into: out.path)
+        let contents = TemporaryDirectory("deb-contents")
+        #expect(try Shell.run(["dpkg-deb", "-x", deb, contents.path]).status == 0)
+        let dynamic = try Shell.run(["readelf", "-d", contents.path + "/usr/bin/courier"])
+        #expect(dynamic.status == 0, "\(dynamic.output)")
+        let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("[libc.so.6]") }, "\(dynamic.output)")
+        for line in needed {
+            for toolchain in ["libswift", "libFoundation", "libdispatch", "libBlocksRuntime"] {
+                #expect(!line.contains("[" + toolchain), "the package's courier needs the toolchain's \(line)")
+            }
+        }
+        for line in dynamic.output.split(separator: "\n") {
+            #expect(!line.contains("(RUNPATH)") && !line.contains("(RPATH)"), "\(line)")
+        }
+        // And it runs without the toolchain on the library path.
+        let version = try Shell.run(
+            ["sh", "-c", "LD_LIBRARY_PATH= \(contents.path)/usr/bin/courier --version"],
+            environment: ["PATH": "/usr/bin:/bin"])
+        #expect(version.output == "courier \(CourierVersion.current)\n", "\(version.output)")
+    }
+
     @Test(.needs("make", "dpkg", "dpkg-deb")) func theDebPackageHasTheLayoutAndScripts() throws {
         let out = TemporaryDirectory("deb")
-        let built = try Shell.run(
-            ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
-        #expect(built.status == 0, "\(built.output)")
-        let deb = built.output.trimmingSpaces
+        let deb = try Self.buildDeb(into: out.path)
         let info = try Shell.run(["dpkg-deb", "--info", deb]).output
         for field in [
             "Package: courier", "Version: \(CourierVersion.current)",
-            "Depends: libc6, libcurl4, libinih1, libssl3, adduser",
+            "Depends: libc6, libcurl4, libinih1, libssl3, zlib1g, libstdc++6, libgcc-s1, adduser",
             "postinst", "conffiles",
         ] {
             #expect(info.contains(field), "\(field)")
@@ -179,9 +211,7 @@ import Testing
         .needs("make", "dpkg", "dpkg-deb", "systemd-analyze", "runuser"))
     func aRealInstallRunsARoundAsTheCourierUser() throws {
         let out = TemporaryDirectory("deb")
-        let built = try Shell.run(
-            ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
-        let deb = built.output.trimmingSpaces
+        let deb = try Self.buildDeb(into: out.path)
         let installed = try Shell.run(["dpkg", "-i", deb])
         #expect(installed.status == 0, "\(installed.output)")
         defer { _ = try? Shell.run(["dpkg", "-r", "courier"]) }
