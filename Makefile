@@ -1,7 +1,9 @@
-# make install [PREFIX=/usr/local] [DESTDIR=] [BINARY=.build/release/courier]
+# make install [PREFIX=/usr/local] [DESTDIR=] [BINARY=.build/release/courier] [SPOOL=/var/spool/courier]
 #
 # Installs the binary, the systemd units, the example configuration (never
-# over an existing one), the man pages and the shell completions.
+# over an existing one), the man pages and the shell completions. SPOOL is
+# the spool's path: in the units (ReadWritePaths=, the path unit's watch,
+# RequiresMountsFor=) and in a newly written courier.conf.
 
 PREFIX ?= /usr/local
 DESTDIR ?=

@@ -16,11 +16,12 @@ import Testing
 
 /// Units, install, .deb, man pages: Courier as a Unix service.
 @Suite(.serialized, .tags(.integration)) struct PackagingTests {
-    static func install(into root: String, prefix: String = "/usr") throws -> Shell.Result {
+    static func install(into root: String, prefix: String = "/usr", spool: String? = nil) throws -> Shell.Result {
         let binary = try CourierBinary.locate().path
-        return try Shell.run([
-            "make", "--no-print-directory", "install", "DESTDIR=\(root)", "PREFIX=\(prefix)", "BINARY=\(binary)",
-        ])
+        return try Shell.run(
+            [
+                "make", "--no-print-directory", "install", "DESTDIR=\(root)", "PREFIX=\(prefix)", "BINARY=\(binary)",
+            ] + (spool.map { ["SPOOL=\($0)"] } ?? []))
     }
 
     @Test(.needs("make")) func makeInstallLaysOutTheServiceAndKeepsAnEditedConfig() throws {
@@ -57,6 +58,38 @@ import Testing
         let unit = try String(
             contentsOfFile: local.path + "/usr/local/lib/systemd/system/courier.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/local/bin/courier run --background"))
+
+        // SPOOL reaches every unit that names the spool, and a new config.
+        let elsewhere = TemporaryDirectory("install")
+        #expect(try Self.install(into: elsewhere.path, spool: "/srv/courier").status == 0)
+        let units = elsewhere.path + "/usr/lib/systemd/system"
+        var named = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: units) {
+            let text = try String(contentsOfFile: units + "/" + name, encoding: .utf8)
+            #expect(!text.contains("/var/spool/courier"), "\(name) still names /var/spool/courier")
+            if text.contains("/srv/courier") { named += 1 }
+        }
+        #expect(named >= 7, "\(named) units name the spool")
+        let path = try String(contentsOfFile: units + "/courier.path", encoding: .utf8)
+        #expect(path.contains("PathChanged=/srv/courier/queued"))
+        let written = try String(contentsOfFile: elsewhere.path + "/etc/courier/courier.conf", encoding: .utf8)
+        #expect(written.contains("spool = /srv/courier\n"))
+    }
+
+    @Test("every service that runs courier may write the spool and node_exporter's textfile directory, no more")
+    func everyServiceMayWriteTheMetricsFile() throws {
+        let folder = Shell.repository + "/etc/systemd"
+        let services = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".service") }
+        #expect(services.count >= 5, "\(services)")
+        for name in services {
+            let text = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
+            guard text.contains("ExecStart=") else { continue }
+            let writable = text.split(separator: "\n").filter { $0.hasPrefix("ReadWritePaths=") }.map(String.init)
+            #expect(
+                writable == ["ReadWritePaths=/var/spool/courier", "ReadWritePaths=-/var/lib/prometheus/node-exporter"],
+                "\(name): \(writable)")
+            #expect(text.contains("ProtectSystem=strict"), "\(name)")
+        }
     }
 
     @Test(.needs("make", "systemd-analyze")) func systemdAnalyzeVerifiesEveryUnit() throws {
