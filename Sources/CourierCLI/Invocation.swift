@@ -76,10 +76,7 @@ struct Invocation {
     func refreshMetrics(_ configuration: Configuration?, spool: Spool) {
         guard let configuration, let path = configuration.metricsFile else { return }
         do {
-            try MetricsFile(
-                path: path, spool: spool, catalogs: configuration.catalogs.map(\.name),
-                subscribers: configuration.subscribers.map(\.name)
-            ).refresh()
+            try MetricsFile(path: path, spool: spool, configuration: configuration).refresh()
         } catch {
             output.error("warning: metrics-file: \(error)")
         }

@@ -149,7 +149,7 @@ import Testing
         for said in [
             "needsAttention w-2@alpha", "w-2@alpha.json is in needsAttention/", "alpha held: 1 left queued",
             "needsAttention/w-2@alpha.json -> queued/", "2 sent, 0 need attention", "\tw-2\tresent\t",
-            #"courier_items{state="sent"} 3"#,
+            #"courier_items{state="sent",subscriber="alpha"} 3"#,
         ] {
             #expect(result.output.contains(said), "“\(said)” not in: \(result.output)")
         }
