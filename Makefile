@@ -1,7 +1,9 @@
-# make install [PREFIX=/usr/local] [DESTDIR=] [BINARY=.build/release/courier]
+# make install [PREFIX=/usr/local] [DESTDIR=] [BINARY=.build/release/courier] [SPOOL=/var/spool/courier]
 #
 # Installs the binary, the systemd units, the example configuration (never
-# over an existing one), the man pages and the shell completions.
+# over an existing one), the man pages and the shell completions. SPOOL is
+# the spool's path: in the units (ReadWritePaths=, the path unit's watch,
+# RequiresMountsFor=) and in a newly written courier.conf.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -11,6 +13,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR = $(PREFIX)/share/man
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+# The Prometheus alert rules (etc/prometheus/courier-alerts.yml), for rule_files:.
+DATADIR = $(PREFIX)/share/courier
 BINARY ?= .build/release/courier
 SPOOL ?= /var/spool/courier
 
@@ -33,7 +37,8 @@ endif
 
 install: $(BINARY)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/courier \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(DATADIR)
 	install -m 0755 $(BINARY) $(DESTDIR)$(BINDIR)/courier
 	for unit in $(UNITS); do \
 		sed -e 's|/usr/bin/courier|$(BINDIR)/courier|g' \
@@ -54,10 +59,11 @@ install: $(BINARY)
 	install -m 0644 man/courier.conf.5 $(DESTDIR)$(MANDIR)/man5/courier.conf.5
 	install -m 0644 etc/completion/courier.bash $(DESTDIR)$(BASHCOMPDIR)/courier
 	install -m 0644 etc/completion/_courier $(DESTDIR)$(ZSHCOMPDIR)/_courier
+	install -m 0644 etc/prometheus/courier-alerts.yml $(DESTDIR)$(DATADIR)/courier-alerts.yml
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/courier $(DESTDIR)$(MANDIR)/man1/courier.1 $(DESTDIR)$(MANDIR)/man5/courier.conf.5 \
-		$(DESTDIR)$(BASHCOMPDIR)/courier $(DESTDIR)$(ZSHCOMPDIR)/_courier
+		$(DESTDIR)$(BASHCOMPDIR)/courier $(DESTDIR)$(ZSHCOMPDIR)/_courier $(DESTDIR)$(DATADIR)/courier-alerts.yml
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 
 deb:

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Builds dist/courier_VERSION_ARCH.deb with dpkg-deb.
-#   BINARY=path   use this courier binary (default: a release build with the
-#                 Swift runtime linked in statically, so the package needs no
-#                 Swift toolchain)
+# Builds dist/courier_VERSION_ARCH.deb with dpkg-deb, from a release build it
+# always makes itself: the Swift runtime linked in statically, so the package
+# needs no Swift toolchain.
 #   OUTDIR=dir    where the .deb goes (default: dist)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BINARY=${BINARY:-.build/release/courier}
 OUTDIR=${OUTDIR:-dist}
-if [ ! -x "$BINARY" ]; then
-    swift build -c release --static-swift-stdlib
+# A build directory of its own: .build/release is the quick start's dynamic
+# build, and switching one directory between static and dynamic linking
+# rebuilds everything each time. --disable-local-rpath: no RUNPATH $ORIGIN
+# (SwiftPM's way to find libraries beside an executable; the package ships
+# none beside /usr/bin/courier).
+SCRATCH=.build-deb
+swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$SCRATCH" >&2
+BINARY=$SCRATCH/release/courier
+# What it needs at run time is Debian's (libc, libcurl, libinih, libssl, zlib)
+# and nothing of the toolchain's.
+if readelf -d "$BINARY" | grep -E 'NEEDED.*\[(libswift|libFoundation|libdispatch|libBlocksRuntime)|R(UN)?PATH' >&2; then
+    echo "build-deb: $BINARY needs the Swift toolchain's libraries or carries a RUNPATH (above): not packaged" >&2
+    exit 70
 fi
 # The binary says what it is: `courier 0.1.0`.
 VERSION=$("$BINARY" --version | sed -n 's/^courier //p')
@@ -25,6 +34,9 @@ strip --strip-unneeded "$root/usr/bin/courier" 2>/dev/null || true
 gzip -9n "$root/usr/share/man/man1/courier.1" "$root/usr/share/man/man5/courier.conf.5"
 install -d "$root/usr/share/doc/courier"
 install -m 0644 README.md "$root/usr/share/doc/courier/README.md"
+# The README links into docs/: the reference it moved there comes along.
+install -d "$root/usr/share/doc/courier/docs"
+install -m 0644 docs/*.md "$root/usr/share/doc/courier/docs/"
 
 install -d "$root/DEBIAN"
 cat > "$root/DEBIAN/control" <<CONTROL
@@ -34,7 +46,7 @@ Section: net
 Priority: optional
 Architecture: $ARCH
 Maintainer: Courier developers <courier@localhost>
-Depends: libc6, libcurl4, libinih1, libssl3, adduser
+Depends: libc6, libcurl4, libinih1, libssl3, zlib1g, libstdc++6, libgcc-s1, adduser
 Installed-Size: $(du -sk "$root" | cut -f1)
 Description: spool-based delivery of JSON records to HTTP subscribers
  Scripts drop JSON records into /var/spool/courier/queued; courier delivers
@@ -51,13 +63,21 @@ if [ "$1" = configure ]; then
     getent group courier >/dev/null || addgroup --system --quiet courier
     getent passwd courier >/dev/null || adduser --system --quiet --ingroup courier \
         --home /var/spool/courier --no-create-home --shell /usr/sbin/nologin courier
+    # Producers: users who may drop records (adduser alice courier-producers).
+    # courier is one of them, to read what they drop.
+    getent group courier-producers >/dev/null || addgroup --system --quiet courier-producers
+    adduser --quiet courier courier-producers >/dev/null
     install -d -o courier -g courier -m 0750 /var/spool/courier
     /usr/bin/courier --spool /var/spool/courier init >/dev/null
     # The spool's folders and .courier/'s (held/, made by init), not their
     # contents: files scripts dropped keep their owners.
     find /var/spool/courier /var/spool/courier/.courier -maxdepth 1 -type d -exec chown courier:courier {} +
     chmod 0750 /var/spool/courier
-    chown root:courier /etc/courier/courier.conf
+    # tmp/ and queued/ courier:courier-producers 3770, the spool 0751.
+    /usr/bin/courier --spool /var/spool/courier init --group courier-producers >/dev/null
+    # courier and the producers read it (enqueue checks records against it);
+    # only root writes it.
+    chown root:courier-producers /etc/courier/courier.conf
     chmod 0640 /etc/courier/courier.conf
     if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null || true; fi
 fi

@@ -127,10 +127,14 @@ echo "== GlusterFS $(glusterd --version | sed -n '1s/^glusterfs //p'): volume $v
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BINARY" sink --listen "127.0.0.1:$port" --dir "$work/sink" --log "$work/received.tsv" 2>/dev/null &
 sink_pid=$!
-for _ in $(seq 100); do
+# Up before any round meets it, however long a loaded machine takes to
+# start it: a round that found it not listening would count as a failure.
+for _ in $(seq 600); do
     curl -s -o /dev/null "http://127.0.0.1:$port/health" && break
-    sleep 0.05
+    kill -0 "$sink_pid" 2>/dev/null || break
+    sleep 0.1
 done
+curl -s -o /dev/null "http://127.0.0.1:$port/health" || { echo "FAILED: the sink on 127.0.0.1:$port did not start" >&2; exit 1; }
 for index in 1 2; do
     worker=host$(echo "AB" | cut -c"$index")
     cat > "$work/$worker.conf" <<CONF

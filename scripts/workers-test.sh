@@ -68,10 +68,14 @@ trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BINARY" sink --listen "127.0.0.1:$port" --dir "$sink_dir" --log "$work/received.tsv" 2>"$work/sink.err" &
 sink_pid=$!
-for _ in $(seq 100); do
+# Up before any round meets it, however long a loaded machine takes to
+# start it: a round that found it not listening would count as a failure.
+for _ in $(seq 600); do
     curl -s -o /dev/null "http://127.0.0.1:$port/health" && break
-    sleep 0.05
+    kill -0 "$sink_pid" 2>/dev/null || break
+    sleep 0.1
 done
+curl -s -o /dev/null "http://127.0.0.1:$port/health" || { echo "FAILED: the sink on 127.0.0.1:$port did not start" >&2; exit 1; }
 
 # make_spool NAME: a shared spool and its configuration, $work/NAME.conf.
 make_spool() {
@@ -128,10 +132,15 @@ PY
 # intake, delivery, commit or a dead worker's recovery, wherever the round
 # is. timeout sends the KILL; with --foreground it lives on and reaps the
 # round at once (an orphan left to init can stay a zombie for a while, and
-# a zombie's tmp/ files count as a live writer's). A kill counts only when
-# it landed (exit 137) and is noted in PHASE/kills with the round it
-# killed (from the round's --verbose "started" line). Any other failing
-# exit is noted in PHASE/failures; an unharmed round has 300 s.
+# a zombie's tmp/ files count as a live writer's); with --preserve-status it
+# exits as the round did, so a KILL that meets a round already on its way
+# out (timeout alone says 124 then, whatever the round's own status) tells
+# nothing but the truth: 137 is a kill that landed, noted in PHASE/kills
+# with the round it killed (from the round's --verbose "started" line); 0
+# is a round that ended before the KILL could land, which is no kill and no
+# failure, whether it got to its "finished" line or not (a worker whose
+# lock a dead-worker recovery held ends at once, without one); any other
+# exit is noted in PHASE/failures. An unharmed round has 300 s.
 worker() {
     local id=$1 conf=$2 phase=$3 n=0 status ms span limit killing log began took last=100
     local TIMEFORMAT='%3U %3S'
@@ -150,15 +159,12 @@ worker() {
         status=0
         began=${EPOCHREALTIME/./}
         # time: the round's CPU seconds, user and system, into PHASE/cpu.
-        { time COURIER_WORKER_ID=$id timeout --foreground -s KILL "$limit" \
+        { time COURIER_WORKER_ID=$id timeout --foreground --preserve-status -s KILL "$limit" \
             "$BINARY" --config "$conf" --verbose run >/dev/null 2>"$log" || status=$?; } 2>>"$phase/cpu"
         took=$(((${EPOCHREALTIME/./} - began) / 1000))
         if [ "$status" -eq 137 ] && [ "$killing" -eq 1 ]; then
             round=$(sed -n 's/^courier: round \([^ ]*\) (.*) started on .*/\1/p' "$log")
             echo "$id ${ms}ms ${round:--}" >> "$phase/kills"
-        elif [ "$status" -eq 124 ] && [ "$killing" -eq 1 ] && grep -q '^courier: round .* finished in' "$log"; then
-            # The KILL came as the finished round was exiting: no kill.
-            :
         elif [ "$status" -ne 0 ]; then
             echo "$id round $n: exit $status: $(grep -v '^courier: sent ' "$log" | tail -3 | tr '\n' ' ')" \
                 >> "$phase/failures"

@@ -81,16 +81,19 @@ struct Invocation {
         }
     }
 
+    /// The intake folders alone (`SpoolInbox`), for `enqueue`: all a member
+    /// of the spool's producers group may open.
+    func openInbox(_ configuration: Configuration) throws(CLIError) -> SpoolInbox {
+        do { return try SpoolInbox(path: configuration.spool) } catch { throw .spool(error) }
+    }
+
     /// Rewrites `metrics-file` after a command moved items, so the file
     /// never lags behind the spool until the next round. Failing to is a
     /// warning: the command did its work.
     func refreshMetrics(_ configuration: Configuration?, session: SpoolSession) {
         guard let configuration, let path = configuration.metricsFile else { return }
         do {
-            try MetricsFile(
-                path: path, session: session, catalogs: configuration.catalogs.map(\.name),
-                subscribers: configuration.subscribers.map(\.name)
-            ).refresh()
+            try MetricsFile(path: path, session: session, configuration: configuration).refresh()
         } catch {
             output.error("warning: metrics-file: \(error)")
         }

@@ -166,8 +166,9 @@ public struct Subscriber: Sendable {
     /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
     public var oauth: OAuthClient?
     /// `retry-schedule`: how long a transiently failed entry waits in
-    /// `queued/` before each further round tries it. Nil (the default)
-    /// keeps the first rule: a background round tries once.
+    /// `queued/` before each further round tries it: the section's own, else
+    /// the `[courier]` one. Nil (neither, or `off`) keeps the first rule: a
+    /// background round tries once.
     public var retrySchedule: [Duration]?
     /// `breaker` for this subscriber; nil: the `[courier]` one.
     public var breaker: BreakerLimit?
@@ -263,6 +264,10 @@ public struct Configuration: Sendable {
     public var metricsFile: String?
     public var subscribers: [Subscriber]
     public var catalogs: [Catalog] = []
+    /// The `[courier]` retry-schedule: every subscriber without one of its
+    /// own takes it (resolved at load, into `Subscriber.retrySchedule`);
+    /// nil: none.
+    public var defaultRetrySchedule: [Duration]?
 
     public static let defaultSpool = "/var/spool/courier"
 

@@ -85,7 +85,9 @@ extension Configuration {
                         "unknown section [\(entry.section)] (expected [courier], [subscriber NAME] or [catalog NAME])")
             }
         }
-        configuration.subscribers = try builders.map { builder throws(ConfigError) in try builder.build(file: file) }
+        configuration.subscribers = try builders.map { builder throws(ConfigError) in
+            try builder.build(file: file, retrySchedule: configuration.defaultRetrySchedule)
+        }
         configuration.catalogs = try catalogBuilders.map { builder throws(ConfigError) in try builder.build(file: file)
         }
         guard !configuration.subscribers.isEmpty || !configuration.catalogs.isEmpty else {
@@ -140,6 +142,7 @@ extension Configuration {
             backoff = try steps.map { step throws(ConfigError) in try Self.duration(String(step), fail)
             }
         case "breaker": breaker = try Self.breaker(value, fail)
+        case "retry-schedule": defaultRetrySchedule = try Self.retrySchedule(value, fail)
         case "max-record-size":
             guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
                 throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
@@ -275,13 +278,15 @@ extension Configuration {
         return .after(count)
     }
 
-    /// `retry-schedule = 1m 5m 30m 2h 6h`: each step's wait, in order.
+    /// `retry-schedule = 1m 5m 30m 2h 6h`: each step's wait, in order;
+    /// `off`: none (nil), the first rule's one background attempt.
     fileprivate static func retrySchedule(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError)
-        -> [Duration]
+        -> [Duration]?
     {
+        if value == "off" { return nil }
         let steps = value.split(separator: " ", omittingEmptySubsequences: true)
         guard (1...DeferralStamp.limit).contains(steps.count) else {
-            throw fail("give 1 to \(DeferralStamp.limit) durations, e.g. `1m 5m 30m 2h 6h`")
+            throw fail("give 1 to \(DeferralStamp.limit) durations, e.g. `1m 5m 30m 2h 6h`, or off")
         }
         return try steps.map { step throws(ConfigError) in try positiveDuration(String(step), fail) }
     }
@@ -310,7 +315,9 @@ private struct SubscriberBuilder {
     var batch = BatchSettings()
     var gzip = false
     var oauth = OAuthKeys()
-    var retrySchedule: [Duration]?
+    /// Given in the section: nil, the `[courier]` default; `.some(nil)`,
+    /// `retry-schedule = off`.
+    var retrySchedule: [Duration]??
     var breaker: BreakerLimit?
     var lines: [String: Int] = [:]
 
@@ -375,7 +382,7 @@ private struct SubscriberBuilder {
         case "gzip":
             gzip = try boolean(value, fail)
         case "retry-schedule":
-            retrySchedule = try Configuration.retrySchedule(value, fail)
+            retrySchedule = .some(try Configuration.retrySchedule(value, fail))
         case "breaker":
             breaker = try Configuration.breaker(value, fail)
         default:
@@ -404,7 +411,8 @@ private struct SubscriberBuilder {
         do { return try HTTPHeaderField(name: name, value: fieldValue) } catch { throw fail(error.description) }
     }
 
-    func build(file: String) throws(ConfigError) -> Subscriber {
+    /// `retrySchedule`: the `[courier]` one, for a section without its own.
+    func build(file: String, retrySchedule defaultSchedule: [Duration]?) throws(ConfigError) -> Subscriber {
         if mode == .single, let key = ["batch-size", "atomic", "max-batch-bytes"].first(where: { lines[$0] != nil }) {
             throw .invalid(
                 file: file, line: lines[key] ?? line, section: "subscriber \(name)", key: key,
@@ -425,7 +433,7 @@ private struct SubscriberBuilder {
         subscriber.batch = batch
         subscriber.gzip = gzip
         subscriber.oauth = try oauth.build(file: file, section: section)
-        subscriber.retrySchedule = retrySchedule
+        subscriber.retrySchedule = retrySchedule ?? defaultSchedule
         subscriber.breaker = breaker
         subscriber.tokenFileLine = lines["token-file"] ?? line
         subscriber.signingSecretFileLine = lines["signing-secret-file"] ?? line

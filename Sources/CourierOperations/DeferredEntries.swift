@@ -14,6 +14,16 @@ public struct DeferredEntries: Sendable, Equatable {
 
     public init() {}
 
+    /// Counts one deferred entry.
+    public mutating func add(_ stamp: DeferralStamp, now: Timestamp) {
+        count += 1
+        if stamp.due <= now {
+            due += 1
+        } else if next.map({ stamp.due < $0 }) ?? true {
+            next = stamp.due
+        }
+    }
+
     /// `scheduled`: the subscribers with a `retry-schedule`, the only ones
     /// whose stamps a round reads; their entries alone are looked at, so a
     /// spool without schedules costs no `stat` per entry (a million queued
@@ -32,12 +42,7 @@ public struct DeferredEntries: Sendable, Equatable {
                     let status = try queued.status(of: name),
                     let stamp = DeferralStamp(modified: status.modified)
                 else { continue }
-                found.count += 1
-                if stamp.due <= now {
-                    found.due += 1
-                } else if found.next.map({ stamp.due < $0 }) ?? true {
-                    found.next = stamp.due
-                }
+                found.add(stamp, now: now)
             }
         } catch {
             throw SpoolError(error)

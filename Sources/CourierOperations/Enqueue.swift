@@ -5,13 +5,14 @@ import CourierSpool
 
 /// `courier enqueue`: checks a record the way intake will, then drops it
 /// into `queued/` atomically (tmp/ then rename), so a half-written file is
-/// never seen.
+/// never seen. It needs only the spool's intake folders (`SpoolInbox`),
+/// which is all a member of the producers group may open.
 public struct Enqueuer {
-    let session: SpoolSession
+    var inbox: SpoolInbox
     let configuration: Configuration
 
-    public init(session: SpoolSession, configuration: Configuration) {
-        self.session = session
+    public init(inbox: SpoolInbox, configuration: Configuration) {
+        self.inbox = inbox
         self.configuration = configuration
     }
 
@@ -29,7 +30,7 @@ public struct Enqueuer {
 
     /// Validates and drops one record; returns the name it got in queued/.
     @discardableResult
-    public func enqueue(_ bytes: [UInt8], source: String) throws(Failure) -> FileName {
+    public mutating func enqueue(_ bytes: [UInt8], source: String) throws(Failure) -> FileName {
         let record: Record
         switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
         case .success(let parsed): record = parsed
@@ -40,9 +41,9 @@ public struct Enqueuer {
         }
         // The name only has to be unique and not look like an entry;
         // intake reads the id from inside the file.
-        let name = session.spool.uniqueTemporaryName(for: FileName("\(record.id).json"))
+        let name = inbox.uniqueName(for: FileName("\(record.id).json"))
         do {
-            try session.commit(Transition(newFiles: [.init(bytes, as: name, in: .state(.queued), replacing: false)]))
+            try inbox.drop(bytes, named: name)
         } catch {
             throw .spool(error)
         }

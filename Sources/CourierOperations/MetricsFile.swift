@@ -1,4 +1,5 @@
 import CourierCatalog
+import CourierConfig
 import CourierPosix
 import CourierRound
 import CourierSpool
@@ -14,48 +15,65 @@ public struct MetricsFile {
     /// part (the last exit status, the event counts).
     let session: SpoolSession
     let catalogs: [SubscriberName]
-    /// The configured subscribers, for `courier_subscriber_held`.
+    /// The configured subscribers, for `courier_subscriber_held` and a
+    /// sample per subscriber even where it has no items.
     let subscribers: [SubscriberName]
+    /// The subscribers with a `retry-schedule`, whose deferred entries count.
+    let scheduled: Set<SubscriberName>
+    /// Whether a notifier is configured (`notify-command`, not `notify = off`).
+    let notifierConfigured: Bool
 
     public init(
-        path: String, session: SpoolSession, catalogs: [SubscriberName] = [], subscribers: [SubscriberName] = []
+        path: String, session: SpoolSession, catalogs: [SubscriberName] = [], subscribers: [SubscriberName] = [],
+        scheduled: Set<SubscriberName> = [], notifierConfigured: Bool = false
     ) {
         self.path = path
         self.session = session
         self.catalogs = catalogs
         self.subscribers = subscribers
+        self.scheduled = scheduled
+        self.notifierConfigured = notifierConfigured
     }
 
     private var spool: Spool { session.spool }
 
-    /// The exposition text: the build, items per state and the oldest item's
-    /// age per state, events per subscriber and event since the spool began,
-    /// the last round's time, duration, exit status and tallies, and each
-    /// catalog's position.
-    public func render(summary: RoundSummary?, exitStatus: Int32, now: Timestamp = .now()) throws(SpoolError) -> String
-    {
+    /// The metrics of a spool run by `configuration`.
+    public init(path: String, session: SpoolSession, configuration: Configuration) {
+        self.init(
+            path: path, session: session, catalogs: configuration.catalogs.map(\.name),
+            subscribers: configuration.subscribers.map(\.name),
+            scheduled: Set(configuration.subscribers.filter { $0.retrySchedule != nil }.map(\.name)),
+            notifierConfigured: configuration.notifyCommand != nil && configuration.notify != .off)
+    }
+
+    /// The exposition text: the build; items per state and subscriber, the
+    /// oldest one's age, deferred entries and the next attempt; holds; the
+    /// notifier's health; events per subscriber and event since the spool
+    /// began; the last round's time, duration, exit status and tallies; and
+    /// each catalog's position. `finished` is when the last round ended
+    /// (nil: from its summary, none when no round ever finished).
+    public func render(
+        summary: RoundSummary?, exitStatus: Int32, finished: Timestamp? = nil, now: Timestamp = .now()
+    ) throws(SpoolError) -> String {
         var text = Exposition()
         text.family(
             "courier_build_info", "The running courier's version (always 1).",
             [(#"{version="\#(Self.label(CourierVersion.current))"}"#, "1")])
-        let counts = try spool.counts()
-        let intake = IntakeTimes(spool: spool)
-        text.family(
-            "courier_items", "Items in each state folder of the spool.",
-            SpoolState.allCases.map { (#"{state="\#($0.rawValue)"}"#, String(counts[$0] ?? 0)) })
-        text.family(
-            "courier_oldest_item_age_seconds",
-            "Age of the oldest item in each state but sent/, from when it was taken in (0: none).",
-            try Self.oldestStates.map { state throws(SpoolError) in
-                let oldest = try Self.oldest(in: state, of: spool, intake: intake)
-                return (
-                    #"{state="\#(state.rawValue)"}"#, String(oldest.map { max(0, (now - $0).milliseconds / 1000) } ?? 0)
-                )
-            })
+        let census = try SpoolCensus.take(spool, scheduled: scheduled, now: now)
+        Self.items(census, subscribers: subscribers, now: now, into: &text)
+        Self.deferred(census, scheduled: scheduled, into: &text)
         let held = Set(try spool.holds().map(\.subscriber))
         text.family(
             "courier_subscriber_held", "1 while the subscriber is held (.courier/held/NAME), else 0.",
             subscribers.map { (#"{subscriber="\#(Self.label($0.value))"}"#, held.contains($0) ? "1" : "0") })
+        if notifierConfigured {
+            // Not run yet is no fault: only a run that failed is.
+            let working = Notifier.health(in: spool)?.working ?? true
+            text.family(
+                "courier_notifier_up",
+                "1 while notify-command works (or has not run yet), 0 after a run that failed (.courier/notifier.json).",
+                [("", working ? "1" : "0")])
+        }
         let events = try EventCounters(session: session).update()
         var samples: [(labels: String, value: String)] = []
         for (subscriber, byEvent) in events.sorted(by: { $0.key < $1.key }) {
@@ -66,11 +84,62 @@ public struct MetricsFile {
         text.family(
             "courier_events_total", "Ledger events per subscriber and event since the spool began.", samples,
             type: "counter")
-        Self.lastRound(summary, exitStatus: exitStatus, now: now, into: &text)
+        let ended = finished ?? summary.flatMap { Timestamp(rfc3339: $0.finished) }
+        Self.lastRound(summary, exitStatus: exitStatus, finished: ended, into: &text)
         var states: [(SubscriberName, CatalogState)] = []
         for catalog in catalogs { states.append((catalog, try CatalogState.load(catalog, in: spool))) }
         Self.catalogs(states, into: &text)
         return text.text
+    }
+
+    /// `courier_items` and `courier_oldest_item_age_seconds`, a sample for
+    /// every configured subscriber (and `-`) in every state, so that a
+    /// backlog appears as a value that grows, never as a series that
+    /// appears; subscribers no longer configured show while they have items.
+    private static func items(
+        _ census: SpoolCensus, subscribers: [SubscriberName], now: Timestamp, into text: inout Exposition
+    ) {
+        let names = Set(subscribers.map(\.value)).union(census.counts.keys.map(\.subscriber)).union(["-"]).sorted()
+        var counts: [(labels: String, value: String)] = []
+        var ages: [(labels: String, value: String)] = []
+        for state in SpoolState.allCases {
+            for name in names {
+                let key = SpoolCensus.Key(subscriber: name, state: state)
+                let labels = #"{state="\#(state.rawValue)",subscriber="\#(Self.label(name))"}"#
+                counts.append((labels, String(census.counts[key] ?? 0)))
+                guard state != .sent else { continue }
+                let age = census.oldestIntake[key].map { ItemAge.age(sinceIntake: $0, now: now) } ?? .zero
+                ages.append((labels, String(age.components.seconds)))
+            }
+        }
+        text.family(
+            "courier_items",
+            "Items in each state folder per subscriber (-: intake and flagged files); sum by (state) for a folder.",
+            counts)
+        text.family(
+            "courier_oldest_item_age_seconds",
+            "Seconds since intake took the oldest item of each subscriber in each state but sent/ (0: none).", ages)
+    }
+
+    /// `courier_deferred_items` and `courier_next_attempt_timestamp_seconds`,
+    /// for the subscribers with a `retry-schedule`.
+    private static func deferred(_ census: SpoolCensus, scheduled: Set<SubscriberName>, into text: inout Exposition) {
+        guard !scheduled.isEmpty else { return }
+        let names = scheduled.map(\.value).sorted()
+        text.family(
+            "courier_deferred_items",
+            "Entries retry-schedule put back in queued/ to be tried again, due or not, per subscriber.",
+            names.map { (#"{subscriber="\#(Self.label($0))"}"#, String(census.deferred[$0]?.count ?? 0)) })
+        let next = names.compactMap { name -> (String, String)? in
+            guard let due = census.deferred[name]?.next else { return nil }
+            return (#"{subscriber="\#(Self.label(name))"}"#, String(due.secondsSinceEpoch))
+        }
+        if !next.isEmpty {
+            text.family(
+                "courier_next_attempt_timestamp_seconds",
+                "The soonest next attempt of a deferred entry not yet due, per subscriber (Unix time; none: no sample).",
+                next)
+        }
     }
 
     /// Prometheus text: one family at a time, HELP and TYPE first.
@@ -86,15 +155,14 @@ public struct MetricsFile {
     }
 
     private static func lastRound(
-        _ summary: RoundSummary?, exitStatus: Int32, now: Timestamp, into text: inout Exposition
+        _ summary: RoundSummary?, exitStatus: Int32, finished: Timestamp?, into text: inout Exposition
     ) {
-        let finished = summary.flatMap { Timestamp(rfc3339: $0.finished) } ?? now
         text.family(
-            "courier_last_round_timestamp_seconds", "When the last round ended (Unix time).",
-            [("", String(Double(finished.nanosecondsSinceEpoch) / 1e9))])
+            "courier_last_round_timestamp_seconds", "When the last round ended (Unix time; 0: no round yet).",
+            [("", finished.map(Exposition.seconds) ?? "0")])
         text.family(
             "courier_last_round_duration_seconds", "How long the last round took.",
-            [("", String(Double(summary?.durationMilliseconds ?? 0) / 1000))])
+            [("", Exposition.seconds(milliseconds: Int64(summary?.durationMilliseconds ?? 0)))])
         text.family(
             "courier_last_round_exit_status", "The exit status of the last round (0: it ran).",
             [("", String(exitStatus))])
@@ -111,14 +179,14 @@ public struct MetricsFile {
         guard !batches.isEmpty else { return }
         text.family(
             "courier_batch_size", "Items per batch POSTed in the last round (the mean of the batches as sent).",
-            batches.map { (#"{subscriber="\#(label($0.key))"}"#, String($0.value.sentSize)) })
+            batches.map { (#"{subscriber="\#(label($0.key))"}"#, Exposition.ratio($0.value.sentSize)) })
         text.family(
             "courier_batch_size_limit",
             "The batch size in force at the end of the last round (halved by timeouts, grown back by answers).",
             batches.map { (#"{subscriber="\#(label($0.key))"}"#, String($0.value.finalSize)) })
         text.family(
             "courier_batch_conflict_ratio", "Items answered CONFLICT per item sent in batches, last round.",
-            batches.map { (#"{subscriber="\#(label($0.key))"}"#, String($0.value.conflictRate)) })
+            batches.map { (#"{subscriber="\#(label($0.key))"}"#, Exposition.ratio($0.value.conflictRate)) })
     }
 
     private static func catalogs(_ states: [(SubscriberName, CatalogState)], into text: inout Exposition) {
@@ -139,7 +207,16 @@ public struct MetricsFile {
         }
         text.family(
             "courier_catalog_sync_duration_seconds", "How long each catalog's last successful sync took.",
-            states.map { (#"{catalog="\#($0.0)"}"#, String(Double($0.1.lastDurationMilliseconds ?? 0) / 1000)) })
+            states.map { name, state in
+                (#"{catalog="\#(name)"}"#, Exposition.seconds(milliseconds: state.lastDurationMilliseconds ?? 0))
+            })
+        text.family(
+            "courier_catalog_last_success_timestamp_seconds",
+            "When each catalog's last successful sync ended (Unix time; 0: never).",
+            states.map { name, state in
+                let success = state.lastSuccess.flatMap(Timestamp.init(rfc3339:))
+                return (#"{catalog="\#(name)"}"#, success.map(Exposition.seconds) ?? "0")
+            })
         text.family(
             "courier_catalog_failures", "Failed syncs in a row per catalog (3: the next one is full).",
             states.map { (#"{catalog="\#($0.0)"}"#, String($0.1.failures)) })
@@ -154,7 +231,9 @@ public struct MetricsFile {
             Transition(newFiles: [
                 .init(Array("\(exitStatus)\n".utf8), as: FileName(Self.exitStatusFile), in: .control, replacing: true)
             ]))
-        try publish(try render(summary: summary, exitStatus: exitStatus))
+        // A round that failed before its summary still ended now.
+        let finished = summary.flatMap { Timestamp(rfc3339: $0.finished) } ?? .now()
+        try publish(try render(summary: summary, exitStatus: exitStatus, finished: finished))
     }
 
     /// After a command that is not a round moved items: the same file, with
@@ -183,27 +262,6 @@ public struct MetricsFile {
         } catch {
             throw SpoolError(error)
         }
-    }
-
-    /// Every state but `sent/`, where age is only history.
-    static let oldestStates: [SpoolState] = SpoolState.allCases.filter { $0 != .sent }
-
-    /// The earliest intake time among a folder's files (`IntakeTimes`): one
-    /// status per entry, for folders that are small when things are well.
-    static func oldest(in state: SpoolState, of spool: Spool, intake: IntakeTimes) throws(SpoolError) -> Timestamp? {
-        var oldest: Timestamp?
-        let directory = spool.directory(state)
-        do {
-            let stream = try directory.entries()
-            while let name = try stream.next() {
-                guard let status = try directory.status(of: name), status.kind == .regular else { continue }
-                let taken = intake.of(SpoolItem(name: name, state: state, entry: EntryName(fileName: name)), status)
-                if oldest.map({ taken < $0 }) ?? true { oldest = taken }
-            }
-        } catch {
-            throw SpoolError(error)
-        }
-        return oldest
     }
 
     /// Label values escape backslash, quote and newline.

@@ -12,12 +12,15 @@ extension DirectoryHandle {
     /// The first half: `bytes` written to `staged` in this (staging)
     /// directory and fsynced. A failed write removes what it staged.
     /// Without `syncData` the caller syncs many staged files at once
-    /// (`syncFileSystem`) before it publishes any of them.
+    /// (`syncFileSystem`) before it publishes any of them. `mode` is less
+    /// the umask, unless `ignoringUmask`.
     public func stage(
-        _ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, syncData: Bool = true, faults: FaultPlan? = nil
+        _ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, ignoringUmask: Bool = false,
+        syncData: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {
         do {
             let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
+            if ignoringUmask { try file.setMode(mode) }
             try faults?.check(.write, path: displayPath(of: staged))
             try file.write(bytes)
             faults?.powerCut?.wroteNewFile(staged, in: self)

@@ -10,7 +10,7 @@ import Testing
 @testable import CourierSupport
 
 /// The fault sweep over every commit path that is not a round (issue 19):
-/// a person's moves, holds, copies, backfills, prune, enqueue and a catalog
+/// a person's moves, holds, copies, backfills, prune and a catalog
 /// page. Each rename, write, fsync and removal of the operation fails in
 /// turn; the operation must say so, and once the fault has passed, doing it
 /// again must end exactly where it ends without a fault, with nothing left
@@ -88,11 +88,6 @@ import Testing
         Path(name: "prune", setUp: { try spool(with: 3, in: .sent) }) { spool in
             _ = try Pruner(session: spool.session, retention: .seconds(1), now: .now() + .seconds(3600), dryRun: false)
                 .run()
-        },
-        Path(name: "enqueue", setUp: spool) { spool in
-            guard try spool.names(in: .queued).isEmpty else { return }
-            try Enqueuer(session: spool.session, configuration: spool.configuration).enqueue(
-                Array(record.utf8), source: "test")
         },
         Path(
             name: "a catalog page",

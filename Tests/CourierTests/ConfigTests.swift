@@ -91,6 +91,25 @@ import Testing
             ])
     }
 
+    @Test("a [courier] retry-schedule is every subscriber's that has none, a subscriber's own wins, off turns it off")
+    func retryScheduleDefault() throws {
+        let configuration = try Self.parse(
+            "[subscriber a]\nurl = http://h/a\n[subscriber b]\nurl = http://h/b\nretry-schedule = 10m\n"
+                + "[subscriber c]\nurl = http://h/c\nretry-schedule = off\n"
+                // The default may come after the sections that inherit it.
+                + "[courier]\nretry-schedule = 1m 5m\n")
+        #expect(configuration.defaultRetrySchedule == [.seconds(60), .seconds(300)])
+        #expect(configuration.subscribers[0].retrySchedule == [.seconds(60), .seconds(300)])
+        #expect(configuration.subscribers[1].retrySchedule == [.seconds(600)])
+        #expect(configuration.subscribers[2].retrySchedule == nil)
+        // off in [courier] is no default at all.
+        let off = try Self.parse("[courier]\nretry-schedule = off\n[subscriber a]\nurl = http://h/a\n")
+        #expect(off.defaultRetrySchedule == nil && off.subscribers[0].retrySchedule == nil)
+        #expect(throws: ConfigError.self) {
+            try Self.parse("[courier]\nretry-schedule = 0s\n[subscriber a]\nurl = http://h/a\n")
+        }
+    }
+
     @Test("breaker is 5 by default, [courier] sets it for all, and a subscriber's own wins")
     func breakerLimits() throws {
         let plain = try Self.parse("[subscriber a]\nurl = http://h/a\n")

@@ -57,7 +57,8 @@ import Testing
         normal.send(HTTPServerLimitTests.record("normal"))
         let answer = normal.answer(within: .seconds(2))
         #expect(answer.hasPrefix("HTTP/1.1 201 "), "\(answer.prefix(80))")
-        #expect(MonotonicInstant.now() - started < .milliseconds(500))
+        // At once, not after an upload's 30 s deadline: room for a loaded machine.
+        #expect(MonotonicInstant.now() - started < .seconds(2))
         #expect(server.peakBufferedBytes <= cap, "peak \(server.peakBufferedBytes) of \(cap)")
         for client in uploads { client.hangUp() }
         #expect(HTTPServerLimitTests.eventually(.seconds(2)) { server.bufferedBytes == 0 })

@@ -137,7 +137,7 @@ import Testing
         }
 
         // `courier enqueue` refuses them alike, naming the field.
-        let enqueuer = Enqueuer(session: spool.session, configuration: spool.configuration)
+        var enqueuer = Enqueuer(inbox: try SpoolInbox(path: spool.path), configuration: spool.configuration)
         for bad in Self.misread {
             do {
                 try enqueuer.enqueue(Array(#"{"id":"\#(bad.id)","kind":"order",\#(bad.record)}"#.utf8), source: bad.id)
@@ -213,7 +213,7 @@ import Testing
         let summary = try spool.runRound()
         let text = try MetricsFile(path: spool.path + "/m.prom", session: spool.session).render(
             summary: summary, exitStatus: 0)
-        #expect(text.contains(#"courier_batch_size{subscriber="batchy"} 7.0"#), "\(text)")
+        #expect(text.contains(#"courier_batch_size{subscriber="batchy"} 7"#), "\(text)")
         #expect(text.contains(#"courier_events_total{subscriber="batchy",event="conflict"} 1"#), "\(text)")
     }
 

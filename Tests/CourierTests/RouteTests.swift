@@ -149,7 +149,7 @@ import Testing
             TemporarySpool.subscriber("alpha", url: server.url, kinds: ["workout"])
         ])
         spool.companions.append(server)
-        let enqueuer = Enqueuer(session: spool.session, configuration: spool.configuration)
+        var enqueuer = Enqueuer(inbox: try SpoolInbox(path: spool.path), configuration: spool.configuration)
         try enqueuer.enqueue(
             Array(#"{"id":"w1","kind":"workout","awaitRoute":true,"data":{}}"#.utf8), source: "workout")
         try enqueuer.enqueue(Array(#"{"id":"r1","kind":"route","for":"w1","data":[1]}"#.utf8), source: "route")

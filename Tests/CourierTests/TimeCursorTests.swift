@@ -154,11 +154,14 @@ import Testing
         #expect(first.upserts == 250 && first.pages == 3)
         let reached = try #require(first.serverTime.flatMap(Timestamp.init(rfc3339:)))
 
-        // Changes made after that time, with the clock's own timestamps.
-        usleep(5_000)
+        // Changes made after that time: their versions (an item's mtime in
+        // ms, a tombstone's column) set 10 ms past it, rather than waiting
+        // for the clock, whose file times are coarser than its readings.
+        let later = reached + .milliseconds(10)
         try Data(#"{"id":"p-7","name":"Renamed"}"#.utf8).write(
             to: URL(fileURLWithPath: catalogs + "/products/p-7.json"))
-        try Data("p-9\t\(Timestamp.now().nanosecondsSinceEpoch / 1_000_000)\n".utf8)
+        try DirectoryHandle.open(path: catalogs + "/products").setModified(FileName("p-7.json"), to: later)
+        try Data("p-9\t\(later.nanosecondsSinceEpoch / 1_000_000)\n".utf8)
             .write(to: URL(fileURLWithPath: catalogs + "/products/tombstones.tsv"))
         let second = try Self.sync(spool)
         #expect(!second.full && second.upserts == 1 && second.tombstones == 1, "\(second)")

@@ -65,7 +65,10 @@ _courier() {
             _courier_offer "init enqueue run send-now status list why etag ack resend delete hold release copy backfill prune log check catalog sink demo help version completions"
             ;;
         init)
-            [[ -n $ended ]] || _courier_offer ""
+            case $prev in
+                --group) return ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--group"
             ;;
         enqueue)
             if [[ -z $ended && $cur == -* ]]; then

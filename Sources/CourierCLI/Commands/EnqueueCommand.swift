@@ -17,9 +17,15 @@ enum EnqueueCommand {
         var sources = try arguments.positionals()
         if sources.isEmpty { sources = ["-"] }
         let configuration = try invocation.configuration(readingSecrets: false)
-        let session = try invocation.openSession(configuration)
-        defer { invocation.refreshMetrics(configuration, session: session) }
-        let enqueuer = Enqueuer(session: session, configuration: configuration)
+        let inbox = try invocation.openInbox(configuration)
+        // A producer (courier init --group) may open no more than the
+        // inbox: the round its drop starts rewrites the metrics instead.
+        defer {
+            if let session = try? invocation.openSession(configuration) {
+                invocation.refreshMetrics(configuration, session: session)
+            }
+        }
+        var enqueuer = Enqueuer(inbox: inbox, configuration: configuration)
         var failed = false
         for source in sources {
             let bytes: [UInt8]

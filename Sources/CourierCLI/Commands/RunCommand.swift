@@ -89,11 +89,8 @@ enum RunCommand {
     ) {
         guard let path = configuration.metricsFile else { return }
         do {
-            try MetricsFile(
-                path: path, session: session, catalogs: configuration.catalogs.map(\.name),
-                subscribers: configuration.subscribers.map(\.name)
-            )
-            .write(summary: summary, exitStatus: status.rawValue)
+            try MetricsFile(path: path, session: session, configuration: configuration)
+                .write(summary: summary, exitStatus: status.rawValue)
         } catch {
             invocation.output.error("warning: metrics-file: \(error)")
         }

@@ -33,8 +33,10 @@ import Testing
 
         #expect(result.status == 0, "\(result.error)")
         // One timeout for the first eight requests, a second at most for any
-        // started while the first silences came in, and the process's own start.
-        #expect(elapsed < .seconds(3), "the round took \(elapsed); without the breaker it takes about 125 s")
+        // started while the first silences came in, and the process's own
+        // start: about 2 s. Without the breaker it takes about 125 s; 20 s
+        // leaves a loaded machine (or a sanitizer) room and still tells them apart.
+        #expect(elapsed < .seconds(20), "the round took \(elapsed); without the breaker it takes about 125 s")
         let left = try spool.directory(.queued).sortedNames().count
         let tried = try spool.directory(.needsAttention).sortedNames().count
         #expect(left + tried == count)

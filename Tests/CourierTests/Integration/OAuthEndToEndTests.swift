@@ -174,12 +174,23 @@ import Testing
     func shortLivedTokensAreReplaced() throws {
         let directory = TemporaryDirectory("oauth-e2e")
         let binary = try CourierBinary.locate()
-        let sink = try OAuthSink(binary, directory, extra: ["--oauth-token-lifetime", "2s"])
+        let sink = try OAuthSink(binary, directory, extra: ["--oauth-token-lifetime", "30s"])
         let config = try Self.configure(directory, url: sink.base, tokenURL: sink.base + "/oauth/token")
         #expect(try binary.run(["--config", config, "init"]).status == 0)
         try Self.drop(directory, ["one"])
         #expect(try binary.run(["--config", config, "run"]).output.contains("1 sent"))
-        usleep(2_100_000)
+        // Thirty seconds pass, as far as the kept token says: obtained 30 s
+        // ago, expiring in 1 s, inside its last tenth. (A real 2 s lifetime
+        // raced a loaded machine: a token could expire between its fetch
+        // and the POST it was for.)
+        let kept = directory.path + "/spool/.courier/oauth-subscriber-alpha.json"
+        var token = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: kept))) as? [String: Any])
+        #expect(token["expires"] != nil && token["obtained"] != nil, "\(token)")
+        let now = Timestamp.now()
+        token["obtained"] = (now - .seconds(30)).rfc3339
+        token["expires"] = (now + .seconds(1)).rfc3339
+        try JSONSerialization.data(withJSONObject: token).write(to: URL(fileURLWithPath: kept))
         try Self.drop(directory, ["two"])
         #expect(try binary.run(["--config", config, "run"]).output.contains("1 sent"))
         #expect(sink.log == ["/oauth/token\t200", "one\t201", "/oauth/token\t200", "two\t201"])

@@ -16,11 +16,12 @@ import Testing
 
 /// Units, install, .deb, man pages: Courier as a Unix service.
 @Suite(.serialized, .tags(.integration)) struct PackagingTests {
-    static func install(into root: String, prefix: String = "/usr") throws -> Shell.Result {
+    static func install(into root: String, prefix: String = "/usr", spool: String? = nil) throws -> Shell.Result {
         let binary = try CourierBinary.locate().path
-        return try Shell.run([
-            "make", "--no-print-directory", "install", "DESTDIR=\(root)", "PREFIX=\(prefix)", "BINARY=\(binary)",
-        ])
+        return try Shell.run(
+            [
+                "make", "--no-print-directory", "install", "DESTDIR=\(root)", "PREFIX=\(prefix)", "BINARY=\(binary)",
+            ] + (spool.map { ["SPOOL=\($0)"] } ?? []))
     }
 
     @Test(.needs("make")) func makeInstallLaysOutTheServiceAndKeepsAnEditedConfig() throws {
@@ -36,7 +37,7 @@ import Testing
             "usr/lib/systemd/system/courier@.service", "usr/lib/systemd/system/courier@.timer",
             "etc/courier/courier.conf", "usr/share/man/man1/courier.1",
             "usr/share/man/man5/courier.conf.5", "usr/share/bash-completion/completions/courier",
-            "usr/share/zsh/vendor-completions/_courier",
+            "usr/share/zsh/vendor-completions/_courier", "usr/share/courier/courier-alerts.yml",
         ] {
             #expect(FileManager.default.fileExists(atPath: root.path + "/" + path), "\(path)")
         }
@@ -57,6 +58,38 @@ import Testing
         let unit = try String(
             contentsOfFile: local.path + "/usr/local/lib/systemd/system/courier.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/local/bin/courier run --background"))
+
+        // SPOOL reaches every unit that names the spool, and a new config.
+        let elsewhere = TemporaryDirectory("install")
+        #expect(try Self.install(into: elsewhere.path, spool: "/srv/courier").status == 0)
+        let units = elsewhere.path + "/usr/lib/systemd/system"
+        var named = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: units) {
+            let text = try String(contentsOfFile: units + "/" + name, encoding: .utf8)
+            #expect(!text.contains("/var/spool/courier"), "\(name) still names /var/spool/courier")
+            if text.contains("/srv/courier") { named += 1 }
+        }
+        #expect(named >= 7, "\(named) units name the spool")
+        let path = try String(contentsOfFile: units + "/courier.path", encoding: .utf8)
+        #expect(path.contains("PathChanged=/srv/courier/queued"))
+        let written = try String(contentsOfFile: elsewhere.path + "/etc/courier/courier.conf", encoding: .utf8)
+        #expect(written.contains("spool = /srv/courier\n"))
+    }
+
+    @Test("every service that runs courier may write the spool and node_exporter's textfile directory, no more")
+    func everyServiceMayWriteTheMetricsFile() throws {
+        let folder = Shell.repository + "/etc/systemd"
+        let services = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".service") }
+        #expect(services.count >= 5, "\(services)")
+        for name in services {
+            let text = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
+            guard text.contains("ExecStart=") else { continue }
+            let writable = text.split(separator: "\n").filter { $0.hasPrefix("ReadWritePaths=") }.map(String.init)
+            #expect(
+                writable == ["ReadWritePaths=/var/spool/courier", "ReadWritePaths=-/var/lib/prometheus/node-exporter"],
+                "\(name): \(writable)")
+            #expect(text.contains("ProtectSystem=strict"), "\(name)")
+        }
     }
 
     @Test(.needs("make", "systemd-analyze")) func systemdAnalyzeVerifiesEveryUnit() throws {
@@ -128,16 +161,48 @@ import Testing
         #expect(synopsis.contains("[--]"), "the synopsis shows where options end: \(synopsis)")
     }
 
+    /// scripts/build-deb.sh, which builds its static binary itself (minutes
+    /// the first time, seconds after); the .deb's path.
+    static func buildDeb(into directory: String) throws -> String {
+        let built = try Shell.run(["scripts/build-deb.sh"], environment: ["OUTDIR": directory])
+        try #require(built.status == 0, "\(built.output)")
+        return try #require(built.output.split(separator: "\n").last.map(String.init), "\(built.output)")
+    }
+
+    @Test(
+        "the .deb's courier needs no Swift toolchain: readelf -d shows no Swift library and no RUNPATH",
+        .needs("make", "dpkg-deb", "readelf"))
+    func theDebPackagesAStaticBinary() throws {
+        let out = TemporaryDirectory("deb")
+        let deb = try Self.buildDeb(into: out.path)
+        let contents = TemporaryDirectory("deb-contents")
+        #expect(try Shell.run(["dpkg-deb", "-x", deb, contents.path]).status == 0)
+        let dynamic = try Shell.run(["readelf", "-d", contents.path + "/usr/bin/courier"])
+        #expect(dynamic.status == 0, "\(dynamic.output)")
+        let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("[libc.so.6]") }, "\(dynamic.output)")
+        for line in needed {
+            for toolchain in ["libswift", "libFoundation", "libdispatch", "libBlocksRuntime"] {
+                #expect(!line.contains("[" + toolchain), "the package's courier needs the toolchain's \(line)")
+            }
+        }
+        for line in dynamic.output.split(separator: "\n") {
+            #expect(!line.contains("(RUNPATH)") && !line.contains("(RPATH)"), "\(line)")
+        }
+        // And it runs without the toolchain on the library path.
+        let version = try Shell.run(
+            ["sh", "-c", "LD_LIBRARY_PATH= \(contents.path)/usr/bin/courier --version"],
+            environment: ["PATH": "/usr/bin:/bin"])
+        #expect(version.output == "courier \(CourierVersion.current)\n", "\(version.output)")
+    }
+
     @Test(.needs("make", "dpkg", "dpkg-deb")) func theDebPackageHasTheLayoutAndScripts() throws {
         let out = TemporaryDirectory("deb")
-        let built = try Shell.run(
-            ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
-        #expect(built.status == 0, "\(built.output)")
-        let deb = built.output.trimmingSpaces
+        let deb = try Self.buildDeb(into: out.path)
         let info = try Shell.run(["dpkg-deb", "--info", deb]).output
         for field in [
             "Package: courier", "Version: \(CourierVersion.current)",
-            "Depends: libc6, libcurl4, libinih1, libssl3, adduser",
+            "Depends: libc6, libcurl4, libinih1, libssl3, zlib1g, libstdc++6, libgcc-s1, adduser",
             "postinst", "conffiles",
         ] {
             #expect(info.contains(field), "\(field)")
@@ -146,6 +211,8 @@ import Testing
         for path in [
             "./usr/bin/courier", "./lib/systemd/system/courier.service", "./etc/courier/courier.conf",
             "./usr/share/man/man1/courier.1.gz", "./usr/share/man/man5/courier.conf.5.gz",
+            // The README's links into docs/ resolve in the package too.
+            "./usr/share/doc/courier/README.md", "./usr/share/doc/courier/docs/sync.md",
         ] {
             #expect(contents.contains(path), "\(path)")
         }
@@ -177,9 +244,7 @@ import Testing
         .needs("make", "dpkg", "dpkg-deb", "systemd-analyze", "runuser"))
     func aRealInstallRunsARoundAsTheCourierUser() throws {
         let out = TemporaryDirectory("deb")
-        let built = try Shell.run(
-            ["scripts/build-deb.sh"], environment: ["BINARY": try CourierBinary.locate().path, "OUTDIR": out.path])
-        let deb = built.output.trimmingSpaces
+        let deb = try Self.buildDeb(into: out.path)
         let installed = try Shell.run(["dpkg", "-i", deb])
         #expect(installed.status == 0, "\(installed.output)")
         defer { _ = try? Shell.run(["dpkg", "-r", "courier"]) }
@@ -212,9 +277,20 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: ledger)
         #expect(attributes[.ownerAccountName] as? String == "courier")
         #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o027 } == 0)
+        // Open to the producers' group in tmp/ and queued/ only (init --group).
         let spoolMode =
             try FileManager.default.attributesOfItem(atPath: "/var/spool/courier")[.posixPermissions] as? Int
-        #expect(spoolMode == 0o750)
+        #expect(spoolMode == 0o751)
+        for folder in ["tmp", "queued"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: "/var/spool/courier/" + folder)
+            #expect(attributes[.groupOwnerAccountName] as? String == "courier-producers", "\(folder)")
+            #expect(attributes[.posixPermissions] as? Int == 0o3770, "\(folder)")
+        }
+        let sentMode =
+            try FileManager.default.attributesOfItem(atPath: "/var/spool/courier/sent")[.posixPermissions] as? Int
+        #expect(sentMode == 0o750)
+        let config = try FileManager.default.attributesOfItem(atPath: "/etc/courier/courier.conf")
+        #expect(config[.groupOwnerAccountName] as? String == "courier-producers")
         #expect(server.requests.count == 1)
         let flagged = try FileManager.default.contentsOfDirectory(atPath: "/var/spool/courier/needsAttention")
             .filter { $0.hasSuffix("-private.json") }

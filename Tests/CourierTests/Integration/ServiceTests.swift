@@ -70,12 +70,12 @@ import Testing
         #expect(try CourierBinary.locate().run(["--config", config, "run"]).status == 0)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text.contains("# TYPE courier_items gauge\n"))
-        #expect(text.contains(#"courier_items{state="sent"} 1"#))
-        #expect(text.contains(#"courier_items{state="queued"} 0"#))
+        #expect(text.contains(#"courier_items{state="sent",subscriber="alpha"} 1"#))
+        #expect(text.contains(#"courier_items{state="queued",subscriber="alpha"} 0"#))
         #expect(text.contains("# TYPE courier_events_total counter\n"))
         #expect(text.contains(#"courier_events_total{subscriber="alpha",event="sent"} 1"#))
         #expect(text.contains(#"courier_build_info{version="0.1.0"} 1"#))
-        #expect(text.contains(#"courier_oldest_item_age_seconds{state="queued"} 0"#))
+        #expect(text.contains(#"courier_oldest_item_age_seconds{state="queued",subscriber="alpha"} 0"#))
         #expect(text.contains("courier_last_round_exit_status 0\n"))
         #expect(text.contains(#"courier_last_round_items{outcome="sent"} 1"#))
         // Every sample line is NAME{labels} VALUE, as the textfile collector wants.
@@ -97,7 +97,7 @@ import Testing
         let binary = try CourierBinary.locate()
         _ = try binary.run(["--config", config, "run"])
         var text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text.contains(#"courier_items{state="needsAttention"} 1"#))
+        #expect(text.contains(#"courier_items{state="needsAttention",subscriber="alpha"} 1"#))
         #expect(text.contains(#"courier_events_total{subscriber="alpha",event="needsAttention"} 1"#))
 
         // A person settles it: the file follows without a round.
@@ -105,8 +105,8 @@ import Testing
         #expect(ack.status == 0, "\(ack.error)")
         text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(
-            text.contains(#"courier_items{state="needsAttention"} 0"#)
-                && text.contains(#"courier_items{state="failed"} 1"#))
+            text.contains(#"courier_items{state="needsAttention",subscriber="alpha"} 0"#)
+                && text.contains(#"courier_items{state="failed",subscriber="alpha"} 1"#))
         #expect(text.contains(#"courier_events_total{subscriber="alpha",event="acknowledged"} 1"#))
         #expect(text.contains("courier_last_round_exit_status 0\n"), "the last round's figures stay")
 

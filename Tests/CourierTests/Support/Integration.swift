@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 extension Tag {
@@ -30,6 +31,13 @@ struct MissingTools: Error, CustomStringConvertible {
     }
 }
 
+/// A test that must run as root, under COURIER_REQUIRE_ALL_TOOLS=1.
+struct NotRoot: Error, CustomStringConvertible {
+    let why: String
+
+    var description: String { "not root, and COURIER_REQUIRE_ALL_TOOLS=1 requires every test to run (\(why))" }
+}
+
 extension Trait where Self == ConditionTrait {
     /// Runs the test only where every one of `programs` is installed; on a
     /// laptop with just the build packages it is skipped, saying which
@@ -40,6 +48,18 @@ extension Trait where Self == ConditionTrait {
             let missing = Tools.missing(programs)
             if missing.isEmpty { return true }
             if Tools.everyToolRequired { throw MissingTools(programs: missing) }
+            return false
+        }
+    }
+
+    /// Runs the test only as root (it adds users and groups, or changes
+    /// owners); otherwise it is skipped, saying why. Under
+    /// COURIER_REQUIRE_ALL_TOOLS=1 (scripts/test, CI) not being root is a
+    /// failure instead, as a missing program is.
+    static func asRoot(_ why: String) -> Self {
+        .enabled("runs as root only: \(why)") {
+            if getuid() == 0 { return true }
+            if Tools.everyToolRequired { throw NotRoot(why: why) }
             return false
         }
     }
