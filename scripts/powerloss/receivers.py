@@ -54,27 +54,48 @@ class Receiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    # What the store holds: new/KEY.json per key, etags/ID, and the request log.
-    _parts = ("new", "etags", "tmp")
+    # What the store holds: new/KEY.json per key, the entities' ETags as
+    # lines of etags.tsv, and the request log. (A folder etags/ only in an
+    # older sink's store.)
+    _parts = ("new", "tmp")
+    _files = ("etags.tsv",)
 
     def clear(self) -> None:
         for part in self._parts:
             folder = self.store / part
-            for path in folder.iterdir():
-                path.unlink()
+            if folder.is_dir():
+                for path in folder.iterdir():
+                    path.unlink()
+        for name in self._files:
+            path = self.store / name
+            if path.exists():
+                # In place: the sink keeps reading the file it opened.
+                with open(path, "r+b") as file:
+                    file.truncate(0)
         self.log.write_bytes(b"")
 
     def save(self, into: Path) -> None:
         shutil.rmtree(into, ignore_errors=True)
+        into.mkdir(parents=True)
         for part in self._parts:
-            shutil.copytree(self.store / part, into / part)
+            if (self.store / part).is_dir():
+                shutil.copytree(self.store / part, into / part)
+        for name in self._files:
+            if (self.store / name).exists():
+                shutil.copy2(self.store / name, into / name)
         shutil.copy(self.log, into / "log")
 
     def restore(self, saved: Path) -> None:
         self.clear()
         for part in self._parts:
-            for path in (saved / part).iterdir():
-                shutil.copy2(path, self.store / part / path.name)
+            if (saved / part).is_dir():
+                for path in (saved / part).iterdir():
+                    shutil.copy2(path, self.store / part / path.name)
+        for name in self._files:
+            if (saved / name).exists():
+                with open(self.store / name, "r+b" if (self.store / name).exists() else "wb") as file:
+                    file.truncate(0)
+                    file.write((saved / name).read_bytes())
         # Truncated in place: the sink appends to the descriptor it opened.
         with open(self.log, "r+b") as log:
             log.truncate(0)
