@@ -23,8 +23,7 @@ enum CheckCommand {
         try arguments.noPositionals("check")
         let json = arguments.flag("--json")
         let configuration = try invocation.configuration(readingSecrets: true)
-        let spool: Spool
-        do { spool = try Spool(path: configuration.spool) } catch { throw .spool(error) }
+        let spool = try invocation.readSpool()
         let warnings = (configuration.secretFileWarnings() + configuration.tokenExpiryWarnings().map(\.description)).map
         {
             SpoolCheck.Finding(severity: .warning, message: $0)
