@@ -133,21 +133,27 @@ import Testing
         return outcome
     }
 
+    /// A path run once with a plan that only counts: where it ends, and how
+    /// many of each operation it made.
+    static func withoutFault(_ path: Path) throws -> (outcome: [String: [String]], counts: [FaultPlan.Operation: Int]) {
+        let counting = try path.setUp()
+        let counter = FaultPlan()
+        counting.session.faults = counter
+        try path.act(counting)
+        counting.session.faults = nil
+        return (try outcome(counting), counter.counts)
+    }
+
     @Test(
         "every failing rename, write, fsync and removal of a person's commands, prune and catalog pages is reported, and doing it again ends as without the fault"
     )
     func everyCommitPathSurvivesEachFault() throws {
         for path in Self.paths {
-            let counting = try path.setUp()
-            let counter = FaultPlan()
-            counting.session.faults = counter
-            try path.act(counting)
-            counting.session.faults = nil
-            let expected = try Self.outcome(counting)
+            let (expected, counts) = try Self.withoutFault(path)
             #expect(expected["tmp"] == [], "\(path.name): \(expected)")
-            #expect((counter.counts[.sync] ?? 0) >= 1, "\(path.name) syncs nothing through the seam: \(counter.counts)")
+            #expect((counts[.sync] ?? 0) >= 1, "\(path.name) syncs nothing through the seam: \(counts)")
             for operation in FaultPlan.Operation.allCases {
-                for occurrence in stride(from: 1, through: counter.counts[operation] ?? 0, by: 1) {
+                for occurrence in stride(from: 1, through: counts[operation] ?? 0, by: 1) {
                     let label = "\(path.name): \(operation) #\(occurrence) fails"
                     let spool = try path.setUp()
                     spool.session.faults = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
@@ -165,13 +171,8 @@ import Testing
     )
     func everyCommitPathSurvivesAPowerCut() throws {
         for path in Self.paths {
-            let counting = try path.setUp()
-            let counter = FaultPlan()
-            counting.session.faults = counter
-            try path.act(counting)
-            counting.session.faults = nil
-            let expected = try Self.outcome(counting)
-            for sync in stride(from: 1, through: counter.counts[.sync] ?? 0, by: 1) {
+            let (expected, counts) = try Self.withoutFault(path)
+            for sync in stride(from: 1, through: counts[.sync] ?? 0, by: 1) {
                 let label = "\(path.name): power cut at sync #\(sync)"
                 let spool = try path.setUp()
                 let cut = FaultPlan(powerCutAtSync: sync)
