@@ -51,6 +51,7 @@ extension SpoolSession {
             if !touched.isEmpty { try touched.sync(faults: spool.faults) }
             for removal in transition.removals {
                 let folder = try handle(removal.place)
+                guard try isStill(removal.expected, removal.name, in: folder) else { continue }
                 do {
                     try spool.faults?.check(.remove, path: folder.displayPath(of: removal.name))
                     if removal.orEmptyDirectory, try folder.status(of: removal.name)?.kind == .directory {
@@ -194,6 +195,10 @@ extension SpoolSession {
     {
         let source = try handle(move.from)
         let destination = try handle(move.to)
+        guard try isStill(move.expected, move.name, in: source) else {
+            committed.vanished.append(move)
+            return
+        }
         do {
             try rename(
                 move.name, in: source, to: destination, as: move.newName, replacing: move.replacing,
@@ -201,6 +206,16 @@ extension SpoolSession {
         } catch let error where error.errno == .noSuchFile {
             committed.vanished.append(move)
         }
+    }
+
+    /// Whether `name` is still the file `expected` (true with no
+    /// expectation): a script may have renamed another file over it since
+    /// it was read, and that one is not what the transition was built for.
+    private func isStill(_ expected: FileStatus?, _ name: FileName, in folder: DirectoryHandle) throws(SpoolError)
+        -> Bool
+    {
+        guard let expected else { return true }
+        do { return try folder.status(of: name)?.isSameFile(as: expected) ?? false } catch { throw SpoolError(error) }
     }
 
     /// The one rename of the protocol. One that may not replace finds a
