@@ -239,6 +239,7 @@ extension SpoolSession {
             } catch let error where error.errno == .fileExists && !replacing && attempts < 3 {
                 attempts += 1
                 if try resolveSameFile(name, in: source, as: newName, in: destination, touched: &touched) { return }
+                if try resolveFlaggedOccupant(newName, in: destination, touched: &touched) { continue }
                 let safe = try flagOccupant(
                     newName, in: destination, mover: source.displayPath(of: name), touched: &touched)
                 committed.flagged.append(safe)
@@ -264,6 +265,41 @@ extension SpoolSession {
             throw SpoolError(error)
         }
         touched.lost(source)
+        return true
+    }
+
+    /// A file in the way that is one file with a flagged file of its name
+    /// in `needsAttention/` was flagged already (its flag's rename was cut
+    /// in half): its name in the way goes, once the flagged name is
+    /// durable, rather than flag it twice. False for any other file.
+    private func resolveFlaggedOccupant(_ name: FileName, in folder: DirectoryHandle, touched: inout TouchedFolders)
+        throws(SpoolError) -> Bool
+    {
+        let attention = spool.directory(.needsAttention)
+        let status: FileStatus
+        do {
+            guard let found = try folder.status(of: name), found.links > 1 else { return false }
+            status = found
+        } catch {
+            throw SpoolError(error)
+        }
+        guard let flagged = try flaggedName(of: name, sameFileAs: status) else { return false }
+        try ledger.append(
+            LedgerLine(
+                time: .now(), round: actor, subscriber: "-", key: flagged.description, event: .recovered,
+                detail: "\(folder.displayPath(of: name)) was one file with needsAttention/\(flagged) "
+                    + "(flagging's rename, half done); the old name was removed"))
+        do {
+            try spool.faults?.check(.sync, path: attention.displayPath)
+            try attention.sync()
+            spool.faults?.powerCut?.syncedFolder(attention)
+            try spool.faults?.check(.remove, path: folder.displayPath(of: name))
+            spool.faults?.powerCut?.willRemove(name, in: folder)
+            try folder.remove(name)
+        } catch {
+            throw SpoolError(error)
+        }
+        touched.lost(folder)
         return true
     }
 
