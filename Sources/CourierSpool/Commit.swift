@@ -58,7 +58,7 @@ extension SpoolSession {
                         try folder.removeDirectory(removal.name)
                     } else {
                         spool.faults?.powerCut?.willRemove(removal.name, in: folder)
-                        try folder.remove(removal.name)
+                        if try !folder.removeIfPresent(removal.name) { committed.absent.append(removal) }
                     }
                 } catch {
                     throw SpoolError(error)

@@ -208,6 +208,9 @@ public struct Transition {
 /// word), and the files found in the way of a move and flagged.
 public struct Committed: Sendable {
     public var vanished: [Transition.Move] = []
+    /// The removals whose name had gone already (counted as removed; a
+    /// person's `delete` says the item went away).
+    public var absent: [Transition.Removal] = []
     /// The safe names the files in the way got in `needsAttention/`.
     public var flagged: [FileName] = []
 
