@@ -158,7 +158,8 @@ import Testing
                 try path.act(rebooted, spool)
                 try Self.round(rebooted, spool)
                 let now = try spool.ledgerText()
-                try path.expect(spool, server, "\(label)\nafter the cut: \(attentionAfterCut)\n\(afterCut)\nnow:\n\(now)")
+                let story = "\(label)\nafter the cut: \(attentionAfterCut)\n\(afterCut)\nnow:\n\(now)"
+                try path.expect(spool, server, story)
                 #expect(try Self.links(spool).isEmpty, "\(label)")
                 #expect(try spool.placements().values.allSatisfy { $0.count == 1 }, "\(label)")
             }
