@@ -1,8 +1,10 @@
 import CourierConfig
+import CourierPosix
 import CourierOperations
 import CourierSpool
 import CourierSupport
 import Foundation
+import Glibc
 
 /// What every command shares: the global options and how they find the
 /// configuration and the spool.
@@ -73,12 +75,30 @@ struct Invocation {
     func openSession(_ configuration: Configuration?) throws(CLIError) -> SpoolSession {
         let path: String
         if let configuration { path = configuration.spool } else { path = try spoolLocation() }
+        let spool: Spool
+        do { spool = try Spool(path: path) } catch { throw .spool(error) }
+        try Self.refuseRoot(on: spool)
         do {
             return try SpoolSession(
-                path: path, worker: configuration?.worker, redactor: configuration?.redactor ?? Redactor(), log: log)
+                spool: spool, worker: configuration?.worker, redactor: configuration?.redactor ?? Redactor(), log: log)
         } catch {
             throw .spool(error)
         }
+    }
+
+    /// Root may read any spool, but what it writes to one another user owns
+    /// (the day's ledger file, a hold, a catalog folder) is root's, 0640,
+    /// and that user's rounds could not open it: every round would fail
+    /// until midnight. `sudo courier hold alpha` is easy to type.
+    static func refuseRoot(on spool: Spool) throws(CLIError) {
+        guard geteuid() == 0 else { return }
+        let owner: uid_t
+        do { owner = try spool.root.owner().user } catch { throw .spool(SpoolError(error)) }
+        guard owner != 0 else { return }
+        let user = Accounts.userName(owner) ?? String(owner)
+        throw .usage(
+            "\(spool.path) is \(user)'s spool: run this command as \(user) (sudo -u \(user) courier …); "
+                + "as root it would make files that \(user)'s rounds cannot open")
     }
 
     /// The intake folders alone (`SpoolInbox`), for `enqueue`: all a member

@@ -161,9 +161,17 @@ struct CatalogStore {
         } catch {
             throw .spool(SpoolError(error))
         }
-        let removed = transition.removals.count
-        transition.removals.append(.init(seenName, in: .control))
+        // The seen ids stay until the state that ends the full sync is
+        // saved (`saveEnding`): a crash before that resumes this sync, and
+        // the resumed removal must read the same ids, not an empty list.
         try commit(transition)
-        return removed
+        return transition.removals.count
+    }
+
+    /// Saves the state a sync ends with; a full sync's seen ids go with it,
+    /// after it (a crash between leaves a list the next full sync forgets).
+    func saveEnding(_ state: CatalogState, full: Bool) throws(CatalogError) {
+        try commit(
+            Transition(removals: full ? [.init(seenName, in: .control)] : [], newFiles: [state.file(catalog.name)]))
     }
 }

@@ -77,7 +77,7 @@ public struct CatalogSync {
             Self.arrive(&state, cursor: cursor)
             try acknowledge(fetch, report: report)
             report.durationMilliseconds = (MonotonicInstant.now() - started).milliseconds
-            try succeed(&state, report: report)
+            try succeed(&state, report: report, store: store)
             // The sync is applied and saved; a ledger line that cannot be
             // written must not turn it into a failure (and a full-sync retry).
             _ = try? session.commit(
@@ -158,12 +158,14 @@ public struct CatalogSync {
         state.fullStartedAt = nil
     }
 
-    private func succeed(_ state: inout CatalogState, report: CatalogSyncReport) throws(CatalogError) {
+    private func succeed(_ state: inout CatalogState, report: CatalogSyncReport, store: CatalogStore)
+        throws(CatalogError)
+    {
         state.failures = 0
         state.lastError = nil
         state.lastSuccess = Timestamp.now().rfc3339
         state.lastDurationMilliseconds = report.durationMilliseconds
-        do { try state.save(catalog.name, in: session) } catch { throw .spool(error) }
+        try store.saveEnding(state, full: report.full)
     }
 
     private func fetcher(session: RoundID) throws(CatalogError) -> HTTPFetch {

@@ -82,7 +82,8 @@ public struct ManualMoves {
             }
             let committed: Committed
             do { committed = try session.commit(transition) } catch { throw .spool(error) }
-            let vanished = Set(committed.vanished.map { "\($0.from)\($0.name)" })
+            let vanished = Set(
+                committed.vanished.map { "\($0.from)\($0.name)" } + committed.absent.map { "\($0.place)\($0.name)" })
             for item in chunk {
                 guard !vanished.contains("\(SpoolPlace.state(item.state))\(item.name)") else {
                     report.refused.append(

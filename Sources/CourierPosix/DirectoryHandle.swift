@@ -111,12 +111,19 @@ public final class DirectoryHandle {
     /// Removes a file; one that is already gone counts as removed, so every
     /// clean-up step is safe to repeat after a crash.
     public func remove(_ name: FileName) throws(SystemError) {
+        _ = try removeIfPresent(name)
+    }
+
+    /// `remove`, saying whether the name was there: false when it had gone
+    /// already, for a caller that must tell a person so.
+    public func removeIfPresent(_ name: FileName) throws(SystemError) -> Bool {
         do {
             try name.withCString { cName throws(SystemError) in
                 _ = try system("remove", displayPath(of: name)) { unlinkat(descriptor.rawValue, cName, 0) }
             }
+            return true
         } catch let error where error.errno == .noSuchFile {
-            return
+            return false
         }
     }
 

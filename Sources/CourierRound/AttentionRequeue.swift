@@ -36,11 +36,15 @@ struct AttentionRequeue {
         guard let oldest else { return 0 }
         // An entry's last line is the one written as it entered
         // needsAttention/, just before the rename that set its change time;
-        // a day earlier covers a rename just after midnight.
+        // a day earlier covers a rename just after midnight. Unless the last
+        // is a `resent` whose move a crash undid (the line is written first):
+        // then the failure before it still says why the entry is here.
         var last: [String: LedgerLine] = [:]
         _ = try Ledger.read(from: spool.ledgerDirectory, sinceDay: (oldest - .seconds(86_400)).utcDay) { line in
             let key = Self.ledgerKey(line.subscriber, line.key)
-            if waiting[key] != nil { last[key] = line }
+            guard waiting[key] != nil else { return }
+            if line.event == .resent, last[key]?.event == .needsAttention { return }
+            last[key] = line
         }
         let held = Set(try spool.holds().map(\.subscriber))
         var heldBack: [SubscriberName: Int] = [:]

@@ -76,6 +76,11 @@ struct Claimer {
                     try session.resolveHalfIntake(dropped, into: entry, in: .sending)
                 {
                     checked = spool.readChecked(entry.fileName, in: .sending, limit: configuration.maxRecordSize)
+                } else if status.map({ $0.links > 1 }) == true,
+                    try session.resolveHalfFlag(entry.fileName, in: .sending) == .removedHere
+                {
+                    // A flag of it, half done: the flagged file needs attention.
+                    return .vanished
                 }
             } catch {
                 throw .spool(error)

@@ -127,7 +127,12 @@ package struct Intake {
                 report.duplicates += 1
                 return nil
             }
-            if try session.resolveHalfFlag(name) { return nil }
+            switch try session.resolveHalfFlag(name) {
+            case .removedHere?: return nil
+            // A resend of a flagged file, half done: now with one name.
+            case .keptHere?: return try read(name, kind: listed, into: &report)
+            case nil: break
+            }
             try flag(name, reason: reason, report: &report)
             return nil
         case (.read(let content), let opened?):

@@ -46,18 +46,26 @@ struct IntakeCommit {
                     .init(accepted.record.bytes, as: entry.fileName, in: .state(target), replacing: false))
             }
             guard let first = accepted.entries.first, let target = targets.first else {
-                // A dropped file every subscriber already had goes.
-                transition.removals.append(.init(accepted.name, in: .state(.queued)))
+                // A dropped file every subscriber already had goes; not
+                // another file a script renamed over its name since.
+                transition.removals.append(.init(accepted.name, in: .state(.queued), expected: accepted.readAs))
                 continue
             }
             // An entry's modification time is its intake time: route-wait
             // and prune count from it, not from when a script wrote it.
             transition.stamps.append(.init(accepted.name, in: .state(.queued), to: .now))
-            transition.moves.append(.init(accepted.name, from: .state(.queued), to: .state(target), as: first.fileName))
+            // Only the file read: one a script renamed over the dropped
+            // name since stays there for the next intake, and the entry is
+            // written from the bytes read, as for a file moved away.
+            transition.moves.append(
+                .init(
+                    accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
+                    expected: accepted.readAs))
         }
         let committed = try session.commit(transition)
-        // A person who moved a dropped file away meanwhile does not lose the
-        // record: its bytes, read and checked, are written as the entry.
+        // A person who moved a dropped file away meanwhile (or renamed
+        // another over its name) does not lose the record: its bytes, read
+        // and checked, are written as the entry.
         var rewritten = Transition()
         for move in committed.vanished {
             guard let accepted = group.first(where: { $0.name == move.name }) else { continue }

@@ -171,6 +171,8 @@ struct Recovery {
         do { status = try spool.directory(.sending).status(of: name) } catch { throw SpoolError(error) }
         guard let status, status.links > 1 else { return false }
         if let kept = try session.resolveHalfRename(name, in: SpoolState.allCases) { return kept != .sending }
+        // A twin's flag, half done: the flagged file is in needsAttention/.
+        if try session.resolveHalfFlag(name, in: .sending) == .removedHere { return true }
         if let entry = EntryName(fileName: name), let dropped = try session.droppedName(sameFileAs: status) {
             try session.resolveHalfIntake(dropped, into: entry, in: .sending)
         }

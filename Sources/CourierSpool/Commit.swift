@@ -51,13 +51,14 @@ extension SpoolSession {
             if !touched.isEmpty { try touched.sync(faults: spool.faults) }
             for removal in transition.removals {
                 let folder = try handle(removal.place)
+                guard try isStill(removal.expected, removal.name, in: folder) else { continue }
                 do {
                     try spool.faults?.check(.remove, path: folder.displayPath(of: removal.name))
                     if removal.orEmptyDirectory, try folder.status(of: removal.name)?.kind == .directory {
                         try folder.removeDirectory(removal.name)
                     } else {
                         spool.faults?.powerCut?.willRemove(removal.name, in: folder)
-                        try folder.remove(removal.name)
+                        if try !folder.removeIfPresent(removal.name) { committed.absent.append(removal) }
                     }
                 } catch {
                     throw SpoolError(error)
@@ -194,6 +195,10 @@ extension SpoolSession {
     {
         let source = try handle(move.from)
         let destination = try handle(move.to)
+        guard try isStill(move.expected, move.name, in: source) else {
+            committed.vanished.append(move)
+            return
+        }
         do {
             try rename(
                 move.name, in: source, to: destination, as: move.newName, replacing: move.replacing,
@@ -201,6 +206,16 @@ extension SpoolSession {
         } catch let error where error.errno == .noSuchFile {
             committed.vanished.append(move)
         }
+    }
+
+    /// Whether `name` is still the file `expected` (true with no
+    /// expectation): a script may have renamed another file over it since
+    /// it was read, and that one is not what the transition was built for.
+    private func isStill(_ expected: FileStatus?, _ name: FileName, in folder: DirectoryHandle) throws(SpoolError)
+        -> Bool
+    {
+        guard let expected else { return true }
+        do { return try folder.status(of: name)?.isSameFile(as: expected) ?? false } catch { throw SpoolError(error) }
     }
 
     /// The one rename of the protocol. One that may not replace finds a
@@ -224,6 +239,7 @@ extension SpoolSession {
             } catch let error where error.errno == .fileExists && !replacing && attempts < 3 {
                 attempts += 1
                 if try resolveSameFile(name, in: source, as: newName, in: destination, touched: &touched) { return }
+                if try resolveFlaggedOccupant(newName, in: destination, touched: &touched) { continue }
                 let safe = try flagOccupant(
                     newName, in: destination, mover: source.displayPath(of: name), touched: &touched)
                 committed.flagged.append(safe)
@@ -249,6 +265,41 @@ extension SpoolSession {
             throw SpoolError(error)
         }
         touched.lost(source)
+        return true
+    }
+
+    /// A file in the way that is one file with a flagged file of its name
+    /// in `needsAttention/` was flagged already (its flag's rename was cut
+    /// in half): its name in the way goes, once the flagged name is
+    /// durable, rather than flag it twice. False for any other file.
+    private func resolveFlaggedOccupant(_ name: FileName, in folder: DirectoryHandle, touched: inout TouchedFolders)
+        throws(SpoolError) -> Bool
+    {
+        let attention = spool.directory(.needsAttention)
+        let status: FileStatus
+        do {
+            guard let found = try folder.status(of: name), found.links > 1 else { return false }
+            status = found
+        } catch {
+            throw SpoolError(error)
+        }
+        guard let flagged = try flaggedName(of: name, sameFileAs: status) else { return false }
+        try ledger.append(
+            LedgerLine(
+                time: .now(), round: actor, subscriber: "-", key: flagged.description, event: .recovered,
+                detail: "\(folder.displayPath(of: name)) was one file with needsAttention/\(flagged) "
+                    + "(flagging's rename, half done); the old name was removed"))
+        do {
+            try spool.faults?.check(.sync, path: attention.displayPath)
+            try attention.sync()
+            spool.faults?.powerCut?.syncedFolder(attention)
+            try spool.faults?.check(.remove, path: folder.displayPath(of: name))
+            spool.faults?.powerCut?.willRemove(name, in: folder)
+            try folder.remove(name)
+        } catch {
+            throw SpoolError(error)
+        }
+        touched.lost(folder)
         return true
     }
 

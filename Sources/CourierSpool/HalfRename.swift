@@ -74,39 +74,66 @@ extension SpoolSession {
         return true
     }
 
-    /// A dropped file in `queued/` that is one file with a flagged file in
-    /// `needsAttention/` made of it (`invalid-TIME-SAFE`): flagging's rename,
-    /// half done. The dropped name goes, with a `recovered` line. False
-    /// when no flagged file of its name is that file.
-    public func resolveHalfFlag(_ dropped: FileName) throws(SpoolError) -> Bool {
-        let safe = FlaggedName.safeComponent(
-            FlaggedName.droppedPart(of: dropped).map { FileName(bytes: Array($0)) } ?? dropped)
-        let attention = spool.directory(.needsAttention)
-        var flagged: FileName?
+    /// A file in `state` (a dropped file in `queued/`, a claimed twin in
+    /// `sending/`, a file that was in a move's way) that is one file with a
+    /// flagged file in `needsAttention/` made of it (`invalid-TIME-SAFE`):
+    /// flagging's rename, half done. The flag's `invalid` line came before
+    /// its rename, so the old name goes, with a `recovered` line; unless the
+    /// name is the flagged name itself and its last line is `resent` (a
+    /// person's resend of the flagged file, half done): then the flagged
+    /// name goes and the file goes on to intake. Nil when no flagged file
+    /// of its name is that file.
+    public func resolveHalfFlag(_ name: FileName, in state: SpoolState = .queued) throws(SpoolError) -> HalfFlag? {
+        let status: FileStatus
         do {
-            guard let drop = try spool.directory(.queued).status(of: dropped), drop.links > 1 else { return false }
-            let stream = try attention.entries()
-            while let name = try stream.next() {
-                guard let part = FlaggedName.droppedPart(of: name), part.starts(with: Array(safe.utf8)),
-                    stream.lastInode == drop.inode, let status = try attention.status(of: name),
-                    status.isSameFile(as: drop)
-                else { continue }
-                flagged = name
-                break
-            }
+            guard let found = try spool.directory(state).status(of: name), found.links > 1 else { return nil }
+            status = found
         } catch {
             throw SpoolError(error)
         }
-        guard let flagged else { return false }
+        guard let flagged = try flaggedName(of: name, sameFileAs: status) else { return nil }
+        var resent = false
+        if flagged == name && state == .queued {
+            let last = try LastEvents(directory: spool.ledgerDirectory).last(subscriber: "-", key: name.description)
+            resent = last?.event == .resent
+        }
+        let detail =
+            resent
+            ? "queued/\(flagged) was one file with needsAttention/\(flagged) (a resend, half done by a power cut); "
+                + "the flagged name was removed"
+            : "\(state.rawValue)/\(FlaggedName.printable(name)) was one file with needsAttention/\(flagged) "
+                + "(flagging's rename, half done by a power cut); the old name was removed"
         try commit(
             Transition(
                 lines: [
                     LedgerLine(
                         time: .now(), round: actor, subscriber: "-", key: flagged.description, event: .recovered,
-                        detail: "queued/\(FlaggedName.printable(dropped)) was one file with needsAttention/\(flagged) "
-                            + "(flagging's rename, half done by a power cut); the dropped name was removed")
-                ], removals: [.init(dropped, in: .state(.queued))]))
-        return true
+                        detail: detail)
+                ],
+                removals: [resent ? .init(flagged, in: .state(.needsAttention)) : .init(name, in: .state(state))]))
+        return resent ? .keptHere : .removedHere
+    }
+
+    /// The flagged name in `needsAttention/` made of `name` that is one
+    /// file with `status`, if any: found by inode number in the listing,
+    /// confirmed by status.
+    func flaggedName(of name: FileName, sameFileAs status: FileStatus) throws(SpoolError) -> FileName? {
+        let safe = FlaggedName.safeComponent(
+            FlaggedName.droppedPart(of: name).map { FileName(bytes: Array($0)) } ?? name)
+        let attention = spool.directory(.needsAttention)
+        do {
+            let stream = try attention.entries()
+            while let candidate = try stream.next() {
+                guard let part = FlaggedName.droppedPart(of: candidate), part.starts(with: Array(safe.utf8)),
+                    stream.lastInode == status.inode, let there = try attention.status(of: candidate),
+                    there.isSameFile(as: status)
+                else { continue }
+                return candidate
+            }
+        } catch {
+            throw SpoolError(error)
+        }
+        return nil
     }
 
     /// The dropped name in `queued/` (not an entry's) that is one file with
@@ -155,4 +182,12 @@ extension SpoolSession {
         let fallback: [SpoolState] = [.queued, .awaitingRoute, .needsAttention, .failed, .sent, .sending]
         return (wanted + fallback).first { held.contains($0) } ?? held[0]
     }
+}
+
+/// How a flag's rename half done was resolved (`resolveHalfFlag`).
+public enum HalfFlag: Sendable, Equatable {
+    /// The name looked at went; the flagged file is in `needsAttention/`.
+    case removedHere
+    /// The flagged name went; the file stays where it was looked at.
+    case keptHere
 }

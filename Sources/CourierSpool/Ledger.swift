@@ -129,8 +129,15 @@ public final class Ledger {
     }
 
     private func dayFile(_ day: String) throws(SpoolError) -> FileDescriptor {
-        if let open = openDay, open.day == day { return open.file }
         let name = LedgerFileName(day: day, worker: worker).fileName
+        // Still the file of that name: a person may have replaced it
+        // (`sed -i`, an editor's write and rename) or removed it, and lines
+        // appended to a file no name reaches are lost.
+        if let open = openDay, open.day == day, let opened = try? open.file.status(),
+            let named = try? directory.status(of: name), named.isSameFile(as: opened)
+        {
+            return open.file
+        }
         let existed: Bool
         let file: FileDescriptor
         do {

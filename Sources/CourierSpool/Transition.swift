@@ -86,15 +86,22 @@ public struct Transition {
         /// Only for state files of `.courier/` (a sync request taken): an
         /// item never replaces anything.
         public var replacing: Bool
+        /// The file the move is for, when the name is one a script may
+        /// rename another file over (a dropped file intake read): a name
+        /// that is no longer that file is left alone, and the move reported
+        /// as vanished.
+        public var expected: FileStatus?
 
         public init(
-            _ name: FileName, from: SpoolPlace, to: SpoolPlace, as newName: FileName? = nil, replacing: Bool = false
+            _ name: FileName, from: SpoolPlace, to: SpoolPlace, as newName: FileName? = nil, replacing: Bool = false,
+            expected: FileStatus? = nil
         ) {
             self.name = name
             self.from = from
             self.to = to
             self.newName = newName ?? name
             self.replacing = replacing
+            self.expected = expected
         }
 
         /// An entry between state folders.
@@ -131,11 +138,16 @@ public struct Transition {
         /// An empty directory under the name is removed too (a sync
         /// request made with `mkdir`).
         public var orEmptyDirectory: Bool
+        /// As a move's: a name that is no longer this file is kept.
+        public var expected: FileStatus?
 
-        public init(_ name: FileName, in place: SpoolPlace, orEmptyDirectory: Bool = false) {
+        public init(
+            _ name: FileName, in place: SpoolPlace, orEmptyDirectory: Bool = false, expected: FileStatus? = nil
+        ) {
             self.name = name
             self.place = place
             self.orEmptyDirectory = orEmptyDirectory
+            self.expected = expected
         }
     }
 
@@ -196,6 +208,9 @@ public struct Transition {
 /// word), and the files found in the way of a move and flagged.
 public struct Committed: Sendable {
     public var vanished: [Transition.Move] = []
+    /// The removals whose name had gone already (counted as removed; a
+    /// person's `delete` says the item went away).
+    public var absent: [Transition.Removal] = []
     /// The safe names the files in the way got in `needsAttention/`.
     public var flagged: [FileName] = []
 
