@@ -14,8 +14,8 @@ enum StatusCommand {
         usage: "[--ages] [--json]",
         details: """
             Up to 20 names that need attention, courier.timer's next run, notifier health,
-            batch and catalog figures. A configuration that cannot be read is said, and the
-            spool is still shown. --ages adds, per subscriber and state (sent/ aside), how many
+            batch and catalog figures. A configuration that cannot be read is said, the
+            spool is still shown, and status exits 78. --ages adds, per subscriber and state (sent/ aside), how many
             items are younger than 5 minutes, an hour, a day, or older, by file mtime.
             """,
         options: [
@@ -62,6 +62,9 @@ enum StatusCommand {
             printText(report, invocation.output)
             if let shape { printAges(shape, invocation.output) }
         }
+        // Shown with the spool, and still a failure: the next round would
+        // refuse this configuration, and a script must hear of it.
+        if report.configurationProblem != nil { throw .reported(.config) }
     }
 
     static func gather(_ invocation: Invocation) throws(CLIError) -> Report {
