@@ -34,6 +34,13 @@ final class DeliveryPass {
     private let admission: Admission
     private var breaker: Breaker
 
+    /// `send-now NAME…`: only these entries are sent; every other stays
+    /// in `queued/` for the next round. Nil: every entry.
+    var chosen: Set<EntryName>? {
+        get { admission.chosen }
+        set { admission.chosen = newValue }
+    }
+
     private var active: [SubscriberName: Int] = [:]
     private var inFlight: [Int: PendingRequest] = [:]
     private var waiting: [PendingRequest] = []
@@ -132,6 +139,8 @@ final class DeliveryPass {
             log(.error, "subscriber \(name): \(text)")
         }
         summary.notDue = admission.notDue
+        // As `held`: a second pass reads all of queued/ again, and counts anew.
+        if admission.chosen != nil { summary.notChosen = admission.notChosen }
         summary.held = Dictionary(uniqueKeysWithValues: admission.held.map { ($0.key.value, $0.value) })
         summary.notAnswering = Dictionary(uniqueKeysWithValues: admission.stopped.map { ($0.key.value, $0.value) })
         return summary
@@ -168,7 +177,7 @@ final class DeliveryPass {
     /// `queued/` is counted as if the pass had read it there.
     private func sendsNow(_ entry: EntryName) -> Bool {
         guard let subscriber = configuration.subscriber(named: entry.subscriber) else { return false }
-        guard admission.isOpen(entry.subscriber) else {
+        guard admission.isOpen(entry.subscriber), admission.isChosen(entry) else {
             _ = admission.admit(entry)
             return false
         }

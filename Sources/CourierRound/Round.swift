@@ -17,6 +17,10 @@ public struct Round {
     /// `send-now --attention`: transient failures in needsAttention/ go
     /// back to queued/ before delivery (`AttentionRequeue`).
     public var retryAttention = false
+    /// `send-now NAME…`: the round sends only these entries of `queued/`
+    /// (due or not) and leaves every other there for the next round; nil
+    /// sends everything. Intake still takes dropped files in.
+    public var chosen: Set<EntryName>?
 
     /// `session`: opened as this process's worker on a shared spool.
     public init(session: SpoolSession, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
@@ -79,6 +83,7 @@ public struct Round {
         // matched after it, and what that frees is sent by a second pass.
         let first = try DeliveryPass(
             session: session, configuration: configuration, round: round, mode: mode, summary: summary, log: log)
+        first.chosen = chosen
         summary = try first.run()
         if first.intakeReport.routesKept > 0 {
             let attached = summary.routesAttached
@@ -86,10 +91,11 @@ public struct Round {
                 throw .spool(error)
             }
             if summary.routesAttached > attached {
-                summary = try DeliveryPass(
+                let second = try DeliveryPass(
                     session: session, configuration: configuration, round: round, mode: mode, summary: summary,
-                    log: log
-                ).run()
+                    log: log)
+                second.chosen = chosen
+                summary = try second.run()
             }
         }
         summary.finished = Timestamp.now().rfc3339

@@ -81,7 +81,11 @@ _courier() {
             [[ -n $ended ]] || _courier_offer "--background --foreground --wait"
             ;;
         send-now)
-            [[ -n $ended ]] || _courier_offer "--attention"
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--attention"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_entries queued)" -- "$cur"))
+            fi
             ;;
         status)
             [[ -n $ended ]] || _courier_offer "--ages --json"
@@ -141,14 +145,14 @@ _courier() {
             case $prev in
                 --subscriber | --older-than) return ;;
                 --state)
-                    COMPREPLY=($(compgen -W "needsAttention failed" -- "$cur"))
+                    COMPREPLY=($(compgen -W "needsAttention failed queued" -- "$cur"))
                     return
                     ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json"
             else
-                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed)" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed queued)" -- "$cur"))
             fi
             ;;
         hold)

@@ -23,14 +23,17 @@ enum RunCommand {
 
     static let sendNowCommand = Command(
         "send-now", summary: "a foreground round: retries with backoff, waits for the spool",
-        usage: "[--attention]",
+        usage: "[ENTRY...] [--attention]",
         details: """
-            Deferred entries are sent whether due or not; held subscribers get nothing.
+            Deferred entries are sent whether due or not; held subscribers get nothing. With
+            ENTRY names (postqueue -i), the round sends only those entries of queued/ and leaves
+            every other there for the next round; each named entry's state is printed after.
             """,
         options: [
             .flag(
                 "--attention", "first take every transient failure in needsAttention/ back to queued/ and send it")
         ],
+        operands: .entries([.queued]),
         example: "courier send-now --attention",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: true) })
 
@@ -47,13 +50,26 @@ enum RunCommand {
             // A person's foreground round waits for a background one.
             wait = arguments.flag("--wait") || foreground
         }
-        try arguments.noPositionals(sendNow ? "send-now" : "run")
+        let names = sendNow ? try arguments.positionals() : []
+        if !sendNow { try arguments.noPositionals("run") }
+        if attention && !names.isEmpty {
+            throw .usage(
+                "send-now --attention takes back every transient failure: name no entries, or `courier resend` them")
+        }
         let configuration = try invocation.configuration(readingSecrets: true)
         let session = try invocation.openSession(configuration)
+        var chosen: NamedEntries?
+        if !names.isEmpty {
+            let named = try NamedEntries.resolve(names, in: session.spool)
+            for refusal in named.refused { invocation.output.error("not sent: \(refusal.name): \(refusal.reason)") }
+            guard !named.entries.isEmpty else { throw .reported(.dataError) }
+            chosen = named
+        }
         let result: RoundResult
         do {
             var round = Round(session: session, configuration: configuration, mode: mode, log: invocation.log)
             round.retryAttention = attention
+            round.chosen = chosen.map { Set($0.entries) }
             result = try round.run(wait: wait)
         } catch {
             let failure = CLIError.round(error)
@@ -76,9 +92,11 @@ enum RunCommand {
                 ?? "another round is running"
             invocation.output.line("\(who) on \(configuration.spool); nothing to do (use --wait to wait for it)")
         case .ran(let summary):
+            if let chosen { try chosen.describe(in: session.spool, invocation.output) }
             invocation.output.line(describe(summary))
         }
         if status != .ok { throw .reported(status) }
+        if let chosen, !chosen.refused.isEmpty { throw .reported(.dataError) }
     }
 
     /// A metrics file that cannot be written is worth a warning, not a
@@ -119,6 +137,7 @@ enum RunCommand {
         for (name, left) in (summary.notAnswering ?? [:]).sorted(by: { $0.key < $1.key }) {
             parts.append("\(name) not answering: \(left) left queued")
         }
+        if let left = summary.notChosen, left > 0 { parts.append("not named: \(left) left queued") }
         return parts.joined(separator: ", ")
     }
 }
