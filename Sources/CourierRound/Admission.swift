@@ -41,6 +41,11 @@ final class Admission {
         }
     }
 
+    /// Every entry read and left in `queued/` so far.
+    var passedOver: Int {
+        held.values.reduce(0, +) + stopped.values.reduce(0, +) + notDue + notChosen
+    }
+
     /// Whether the entry is one the pass may send (`send-now NAME…`).
     func isChosen(_ entry: EntryName) -> Bool { chosen?.contains(entry) ?? true }
 

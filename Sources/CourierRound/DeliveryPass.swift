@@ -41,6 +41,11 @@ final class DeliveryPass {
         set { admission.chosen = newValue }
     }
 
+    /// Called on every turn of the loop, for `status` and a terminal's
+    /// progress line (`RunningRound`), which asks for the counts only when
+    /// it is time to look.
+    var onTick: ((() -> PassCounts) -> Void)?
+
     private var active: [SubscriberName: Int] = [:]
     private var inFlight: [Int: PendingRequest] = [:]
     private var waiting: [PendingRequest] = []
@@ -129,6 +134,7 @@ final class DeliveryPass {
             do { finished = try startedTransport().collect(wait: wait) } catch { throw .curl(error) }
             settle(finished)
             if commits.isDue(at: clock(), idle: inFlight.isEmpty) { try commits.commit() }
+            onTick?(counts)
         }
         try commits.commit()
         summary.add(intake.report)
@@ -144,6 +150,17 @@ final class DeliveryPass {
         summary.held = Dictionary(uniqueKeysWithValues: admission.held.map { ($0.key.value, $0.value) })
         summary.notAnswering = Dictionary(uniqueKeysWithValues: admission.stopped.map { ($0.key.value, $0.value) })
         return summary
+    }
+
+    /// What the pass has done so far.
+    private func counts() -> PassCounts {
+        let intake = intake.report
+        return PassCounts(
+            sent: summary.sent, needsAttention: summary.needsAttention, deferred: summary.deferred ?? 0,
+            settledByIntake: intake.invalid + intake.duplicates, passedOver: admission.passedOver,
+            inFlight: inFlight.values.reduce(0) { $0 + $1.items.count },
+            retrying: waiting.reduce(0) { $0 + $1.items.count },
+            nextRetry: waiting.map(\.due).min().map { max(.zero, $0 - clock()) })
     }
 
     private func startedTransport() throws(CurlError) -> any Transport {

@@ -1,5 +1,6 @@
 import CourierConfig
 import CourierOperations
+import CourierPosix
 import CourierRound
 import CourierSpool
 
@@ -66,11 +67,25 @@ enum RunCommand {
             chosen = named
         }
         let result: RoundResult
+        // A person's round on a terminal shows how far it is; a pipe, the
+        // journal and --quiet get the summary line alone.
+        let line =
+            mode == .foreground && ProgressLine.wanted(journal: invocation.output.journal, quiet: invocation.quiet)
+            ? ProgressLine() : nil
+        let log = Logging.eventLog(
+            quiet: invocation.quiet, verbose: invocation.verbose, journal: invocation.output.journal, above: line)
+        defer { line?.clear() }
         do {
-            var round = Round(session: session, configuration: configuration, mode: mode, log: invocation.log)
+            var round = Round(session: session, configuration: configuration, mode: mode, log: log)
             round.retryAttention = attention
             round.chosen = chosen.map { Set($0.entries) }
+            round.progress = line.map { line in { line.draw($0) } }
+            round.waiting = { [spool = session.spool] in
+                let text = waitingText(spool)
+                if let line { line.print("courier: " + text + "\n") } else { log(.info, text) }
+            }
             result = try round.run(wait: wait)
+            line?.clear()
         } catch {
             let failure = CLIError.round(error)
             writeMetrics(configuration, session, summary: nil, status: failure.status, invocation)
@@ -97,6 +112,16 @@ enum RunCommand {
         }
         if status != .ok { throw .reported(status) }
         if let chosen, !chosen.refused.isEmpty { throw .reported(.dataError) }
+    }
+
+    /// What a round that waits for the lock says: whose round, when it
+    /// began, how far it is, when its file says (`RunningRound`).
+    static func waitingText(_ spool: Spool) -> String {
+        guard let other = RoundProgress.running(in: spool).first(where: \.alive)?.progress else {
+            return "waiting for the round that holds \(spool.path) to finish"
+        }
+        let age = Timestamp(rfc3339: other.started).map { " \(Age.describe(.now() - $0)) in," } ?? ""
+        return "waiting for round \(other.round) (pid \(other.pid),\(age) \(other.sent) sent) to finish"
     }
 
     /// A metrics file that cannot be written is worth a warning, not a
@@ -129,8 +154,11 @@ enum RunCommand {
         if summary.routeTimeouts > 0 { parts.append("\(summary.routeTimeouts) route timeouts") }
         if summary.recovered > 0 { parts.append("\(summary.recovered) recovered") }
         if summary.settling > 0 { parts.append("\(summary.settling) still being written") }
+        // One word for one thing: `deferred` is what this round put back
+        // to wait (the ledger's event); entries deferred before that it
+        // passed over are `not due yet`.
         if let deferred = summary.deferred, deferred > 0 { parts.append("\(deferred) deferred") }
-        if let notDue = summary.notDue, notDue > 0 { parts.append("\(notDue) deferred, not due yet") }
+        if let notDue = summary.notDue, notDue > 0 { parts.append("\(notDue) not due yet") }
         for (name, left) in (summary.held ?? [:]).sorted(by: { $0.key < $1.key }) {
             parts.append("\(name) held: \(left) left queued")
         }

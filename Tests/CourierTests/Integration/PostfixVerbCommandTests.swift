@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import CourierSink
 @testable import CourierSpool
 
 /// `delete`, `send-now NAME…` and the bulk totals from the built binary.
@@ -83,5 +84,64 @@ import Testing
         #expect(none.status == 65 && !none.output.contains("round "), "no round for nothing: \(none.output)")
         let mixed = try binary.run(["--config", config, "send-now", "--attention", "a@alpha"])
         #expect(mixed.status == 64, "\(mixed.error)")
+    }
+}
+
+/// A foreground round's progress line: on a terminal only.
+@Suite(.serialized, .tags(.integration)) struct ProgressLineTests {
+    /// A configuration whose subscriber takes 300 ms per request, one at a time.
+    static func slowSetUp(entries: Int) throws -> (TemporaryDirectory, CourierBinary, String, LoopbackServer) {
+        let server = try LoopbackServer { _, _ in
+            usleep(300_000)
+            return .respond(HTTPResponse(status: 201, headers: [], body: Array("{}".utf8)))
+        }
+        let directory = TemporaryDirectory("progress")
+        try directory.write(
+            "[courier]\nspool = \(directory.path)/spool\nsettle = 0s\n[subscriber alpha]\nurl = \(server.url)\n"
+                + "concurrency = 1\n", to: "c.conf")
+        let binary = try CourierBinary.locate()
+        let config = directory.path + "/c.conf"
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        for index in 0..<entries {
+            try directory.write(#"{"id":"p\#(index)","kind":"sleep"}"#, to: "spool/queued/p\(index)@alpha.json")
+        }
+        return (directory, binary, config, server)
+    }
+
+    @Test("in a pipe a foreground round prints its summary and draws nothing")
+    func quietInAPipe() throws {
+        let (directory, binary, config, server) = try Self.slowSetUp(entries: 5)
+        let result = try withExtendedLifetime((directory, server)) { try binary.run(["--config", config, "send-now"]) }
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.isEmpty, "\(result.error)")
+        #expect(result.output.contains("5 sent"), "\(result.output)")
+    }
+
+    @Test(
+        "on a terminal it says it waits for the round that holds the spool, then draws its progress on one line",
+        .needs("script"))
+    func drawnOnATerminal() throws {
+        let (directory, binary, config, server) = try Self.slowSetUp(entries: 6)
+        let spool = try Spool(path: directory.path + "/spool")
+        var lock = try spool.lockRound(wait: false)
+        try #require(lock != nil, "no round runs yet")
+        let transcript = directory.path + "/transcript"
+        #expect(FileManager.default.createFile(atPath: transcript, contents: nil))
+        // script(1) gives the round a pseudo-terminal for its output.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["script", "-qefc", "\(binary.path) --config \(config) send-now", "/dev/null"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: transcript))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        _ = try awaitLine(containing: "waiting for the round that holds", in: transcript)
+        lock = nil
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let text = try String(contentsOfFile: transcript, encoding: .utf8)
+        #expect(text.contains("\rcourier: 1 sent, 0 need attention"), "\(text.debugDescription)")
+        #expect(text.contains("~") && text.contains(" left"), "counted once a second in: \(text.debugDescription)")
+        #expect(text.contains("6 sent"), "\(text)")
+        #expect(server.requests.count == 6)
     }
 }
