@@ -32,7 +32,8 @@ enum ManualMoveCommand {
         }
     }
 
-    static let usage = "[ENTRY...|-] [--all] [--subscriber NAME] [--state STATE] [--older-than DURATION] [--json]"
+    static let usage =
+        "[ENTRY...|-] [--all] [--subscriber NAME] [--state STATE] [--older-than DURATION] [--json|--output FORMAT]"
 
     static func options(_ action: Action) -> [Option] {
         [
@@ -40,13 +41,12 @@ enum ManualMoveCommand {
                 "--all",
                 "every entry in \(action.pickStates.map { "\($0.rawValue)/" }.joined(separator: " and "))"
                     + (action == .delete ? " (queued/ only with --state queued)" : "")),
-            .value("--subscriber", "NAME", "only this subscriber's items"),
+            .value("--subscriber", "NAME", "only this subscriber's items", completion: .subscribers),
             .value(
                 "--state", "STATE", "only items in this state",
                 completion: .words(action.states.map(\.rawValue))),
             .value("--older-than", "DURATION", "only items whose file is older (1h, 2d)"),
-            .flag("--json", "one JSON object: what moved and what did not"),
-        ]
+        ] + Option.json("one JSON object: what moved and what did not")
     }
 
     static let details = """
@@ -84,7 +84,7 @@ enum ManualMoveCommand {
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: Action) throws(CLIError) {
         let selection = try selection(&arguments, action: action)
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let session = try invocation.openSession(configuration)
         defer { invocation.refreshMetrics(configuration, session: session) }

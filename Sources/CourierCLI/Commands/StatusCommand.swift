@@ -6,12 +6,12 @@ import CourierSpool
 import CourierSupport
 import Foundation
 
-/// `courier status [--ages] [--json]`: counts per state, needsAttention
+/// `courier status [--ages] [--json|--output FORMAT]`: counts per state, needsAttention
 /// first, the last round, the next one; with `--ages`, the queue's shape.
 enum StatusCommand {
     static let command = Command(
         "status", summary: "counts per state, needsAttention first; the last and next round",
-        usage: "[--ages] [--json]",
+        usage: "[--ages] [--json|--output FORMAT]",
         details: """
             Up to 20 names that need attention, a round running now (worker, pid, how far),
             courier.timer's next run, notifier health,
@@ -20,9 +20,8 @@ enum StatusCommand {
             items are younger than 5 minutes, an hour, a day, or older, by file mtime.
             """,
         options: [
-            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older"),
-            .flag("--json", "one JSON object"),
-        ],
+            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older")
+        ] + Option.json("one JSON object"),
         example: "courier status --spool /var/spool/courier",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -50,7 +49,7 @@ enum StatusCommand {
     }
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let ages = arguments.flag("--ages")
         try arguments.noPositionals("status")
         let report = try gather(invocation)
