@@ -53,6 +53,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: spool.path + "/.courier/round-running.json"))
     }
 
+    @Test("a round that counts queued/ for status still reads every entry of it: the count has a handle of its own")
+    func countingTheQueueLosesNoEntry() throws {
+        let server = try LoopbackServer { _, _ in
+            usleep(40_000)
+            return .respond(HTTPResponse(status: 201, headers: [], body: Array("{}".utf8)))
+        }
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
+        ])
+        // 60 × 40 ms: the count, a second in, comes while most are still
+        // to be read from the folder, however slow the machine.
+        for index in 0..<60 {
+            try spool.drop(#"{"id":"c\#(index)","kind":"sleep"}"#, as: "c\(index)@alpha.json")
+        }
+        var round = Round(session: spool.session, configuration: spool.configuration, mode: .background)
+        round.progress = { _ in }
+        guard case .ran(let summary) = try round.run(wait: true) else {
+            Issue.record("the spool was busy")
+            return
+        }
+        #expect(summary.sent == 60, "\(summary)")
+        #expect(try spool.names(in: .queued).isEmpty)
+        withExtendedLifetime(server) {}
+    }
+
     @Test("a round that ends within its first second writes nothing")
     func aShortRoundWritesNothing() throws {
         let server = try LoopbackServer(status: 201)
