@@ -13,6 +13,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR = $(PREFIX)/share/man
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 # The Prometheus alert rules (etc/prometheus/courier-alerts.yml), for rule_files:.
 DATADIR = $(PREFIX)/share/courier
 BINARY ?= .build/release/courier
@@ -38,7 +39,7 @@ endif
 install: $(BINARY)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/courier \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-		$(DESTDIR)$(DATADIR)
+		$(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(DATADIR)
 	install -m 0755 $(BINARY) $(DESTDIR)$(BINDIR)/courier
 	for unit in $(UNITS); do \
 		sed -e 's|/usr/bin/courier|$(BINDIR)/courier|g' \
@@ -59,11 +60,13 @@ install: $(BINARY)
 	install -m 0644 man/courier.conf.5 $(DESTDIR)$(MANDIR)/man5/courier.conf.5
 	install -m 0644 etc/completion/courier.bash $(DESTDIR)$(BASHCOMPDIR)/courier
 	install -m 0644 etc/completion/_courier $(DESTDIR)$(ZSHCOMPDIR)/_courier
+	install -m 0644 etc/completion/courier.fish $(DESTDIR)$(FISHCOMPDIR)/courier.fish
 	install -m 0644 etc/prometheus/courier-alerts.yml $(DESTDIR)$(DATADIR)/courier-alerts.yml
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/courier $(DESTDIR)$(MANDIR)/man1/courier.1 $(DESTDIR)$(MANDIR)/man5/courier.conf.5 \
-		$(DESTDIR)$(BASHCOMPDIR)/courier $(DESTDIR)$(ZSHCOMPDIR)/_courier $(DESTDIR)$(DATADIR)/courier-alerts.yml
+		$(DESTDIR)$(BASHCOMPDIR)/courier $(DESTDIR)$(ZSHCOMPDIR)/_courier $(DESTDIR)$(FISHCOMPDIR)/courier.fish \
+		$(DESTDIR)$(DATADIR)/courier-alerts.yml
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 
 deb:
@@ -76,3 +79,4 @@ deb:
 completions: $(BINARY)
 	$(BINARY) completions bash > etc/completion/courier.bash
 	$(BINARY) completions zsh > etc/completion/_courier
+	$(BINARY) completions fish > etc/completion/courier.fish

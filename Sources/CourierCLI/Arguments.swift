@@ -31,6 +31,20 @@ struct Arguments {
         return values.first
     }
 
+    /// `--json`, `-o json` or `--output=json`; `-o text` is the default,
+    /// and saying both forms at odds is a usage error.
+    func json() throws(CLIError) -> Bool {
+        let flag = flag("--json")
+        guard let text = try option("--output") else { return flag }
+        guard let format = OutputFormat(rawValue: text) else {
+            throw .usage(
+                "--output \(text): text or json"
+                    + Suggestion.hint(for: text, among: OutputFormat.allCases.map(\.rawValue)))
+        }
+        if flag && format != .json { throw .usage("--json and --output \(text) ask for two forms") }
+        return format == .json
+    }
+
     /// The positional arguments, `--` and what follows it included.
     func positionals() throws(CLIError) -> [String] { operands }
 

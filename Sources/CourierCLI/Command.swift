@@ -78,6 +78,20 @@ struct Option: Sendable, Equatable {
         Option(name: name, short: short, placeholder: placeholder, help: help, completion: completion)
     }
 
+    /// `--json` with what it prints, and its journalctl spelling beside
+    /// it: `-o json`, `--output=json`.
+    static func json(_ help: String) -> [Option] {
+        [
+            .flag("--json", help),
+            .value(
+                "--output", short: "-o", "FORMAT", "text (the default) or json, as journalctl spells it",
+                completion: .words(OutputFormat.allCases.map(\.rawValue))),
+        ]
+    }
+
+    /// What a command with `Option.json` shows in its usage.
+    static let jsonUsage = "[--json|--output FORMAT]"
+
     var takesValue: Bool { placeholder != nil }
 
     /// `--since DATE`, `--quiet, -q`: how help shows it.
@@ -92,8 +106,50 @@ enum Completion: Sendable, Equatable {
     case files
     case directories
     case words([String])
-    /// The names in these state folders of the spool.
-    case entries([SpoolState])
+    /// Words courier finds itself (`courier completions --list`), with the
+    /// line's `--config` and `--spool`: its subscribers, its catalogs, the
+    /// entries of a spool's state folders.
+    case listed([Listed])
     /// The commands of the table (`courier help COMMAND`).
     case commands
+
+    /// The names in these state folders of the spool.
+    static func entries(_ states: [SpoolState]) -> Completion { .listed(states.map(Listed.entries)) }
+
+    /// The configuration's subscribers.
+    static let subscribers = Completion.listed([.subscribers])
+}
+
+/// One kind of word `courier completions --list` prints.
+enum Listed: Sendable, Equatable {
+    case subscribers
+    case catalogs
+    case entries(SpoolState)
+
+    /// How `--list` names it: `subscribers`, `catalogs`, a state.
+    var word: String {
+        switch self {
+        case .subscribers: return "subscribers"
+        case .catalogs: return "catalogs"
+        case .entries(let state): return state.rawValue
+        }
+    }
+
+    init?(word: String) {
+        switch word {
+        case "subscribers": self = .subscribers
+        case "catalogs": self = .catalogs
+        default:
+            guard let state = SpoolState(rawValue: word) else { return nil }
+            self = .entries(state)
+        }
+    }
+
+    /// `subscribers,catalogs`: what the completion scripts pass.
+    static func words(_ kinds: [Listed]) -> String { kinds.map(\.word).joined(separator: ",") }
+}
+
+/// What `--output` (`-o`) takes: journalctl's word for the form.
+enum OutputFormat: String, CaseIterable, Sendable {
+    case text, json
 }

@@ -60,18 +60,25 @@ struct CommandLineParser {
                     apply(option, text, to: &result)
                 } else {
                     let command = result.path.isEmpty ? "" : " for courier \(result.commandName)"
-                    throw .usage("unknown option \(name)\(command)")
+                    let known = (result.path.last?.options ?? []) + globalOptions
+                    throw .usage(
+                        "unknown option \(name)\(command)"
+                            + Suggestion.hint(
+                                for: name, among: known.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) }))
                 }
                 continue
             }
             if result.path.isEmpty {
                 guard let command = commands.first(where: { $0.name == word }) else {
-                    throw .usage("unknown command \(word)")
+                    throw .usage("unknown command \(word)" + Suggestion.hint(for: word, among: commands.map(\.name)))
                 }
                 result.path = [command]
             } else if let group = result.path.last, !group.subcommands.isEmpty {
                 guard let command = group.subcommand(named: word) else {
-                    throw .usage("unknown command \(group.name) \(word) (\(Self.choices(group)))")
+                    let guess = Suggestion.closest(to: word, among: group.subcommands.map(\.name))
+                    throw .usage(
+                        "unknown command \(group.name) \(word) (\(guess.map { "did you mean `\($0)`?" } ?? Self.choices(group)))"
+                    )
                 }
                 result.path.append(command)
             } else {

@@ -34,7 +34,8 @@ enum HelpText {
             The configuration is the first found of --config FILE, $COURIER_CONFIG,
             ./etc/courier.conf and /etc/courier/courier.conf.
             Exit status (sysexits.h): 0 ok (a round that ran, whatever its items' fates),
-            64 usage, 65 bad data, 74 I/O, 75 temporary, 78 configuration.
+            64 usage, 65 bad data, 66 no input file, 73 cannot create, 74 I/O, 75 temporary,
+            77 permission denied, 78 configuration.
             """
     }
 

@@ -104,7 +104,7 @@ struct Invocation {
     /// The intake folders alone (`SpoolInbox`), for `enqueue`: all a member
     /// of the spool's producers group may open.
     func openInbox(_ configuration: Configuration) throws(CLIError) -> SpoolInbox {
-        do { return try SpoolInbox(path: configuration.spool) } catch { throw .spool(error) }
+        do { return try SpoolInbox(path: configuration.spool) } catch { throw .enqueue(error) }
     }
 
     /// Rewrites `metrics-file` after a command moved items, so the file

@@ -18,11 +18,16 @@ enum Logging {
     /// `--quiet`: warnings and errors. `--verbose`: everything. Otherwise
     /// every event for the journal, and what a person should see on a
     /// terminal (no line per delivered item).
-    static func eventLog(quiet: Bool, verbose: Bool, journal: Bool) -> EventLog {
+    /// `above`: a progress line the log lines are printed above.
+    static func eventLog(quiet: Bool, verbose: Bool, journal: Bool, above progress: ProgressLine? = nil) -> EventLog {
         let threshold: LogLevel = verbose ? .debug : quiet ? .warning : journal ? .info : .notice
         return EventLog(threshold: threshold) { level, message in
             let line = journal ? "<\(level.rawValue)>\(message)\n" : "courier: \(message)\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            if let progress {
+                progress.print(line)
+            } else {
+                FileHandle.standardError.write(Data(line.utf8))
+            }
         }
     }
 }

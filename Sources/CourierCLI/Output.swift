@@ -23,6 +23,13 @@ struct Output {
         FileHandle.standardError.write(Data("\(prefix)\(text)\n".utf8))
     }
 
+    /// Text on standard error as it is, without `courier: ` before it: the
+    /// usage printed when no command is given.
+    func errorText(_ text: String) {
+        fflush(nil)
+        FileHandle.standardError.write(Data("\(text)\n".utf8))
+    }
+
     /// One JSON value on one line, keys sorted and slashes unescaped, so
     /// scripts and people read the same text (`jq`, `grep "sent/"`).
     func json(_ value: Any) {

@@ -32,22 +32,47 @@ public struct ItemSelection: Sendable {
         public let reason: String
     }
 
+    /// What a selection came to: the items to act on, the names refused
+    /// (not found, or in a state the command does not take), and the
+    /// flagged files (`invalid-…`) that `--all` or a filter passed over:
+    /// they are no subscriber's entry, and are acted on only by name.
+    public struct Resolved: Sendable {
+        public var items: [SpoolItem] = []
+        public var refused: [Refusal] = []
+        public var skipped: [SpoolItem] = []
+    }
+
     /// The items chosen from `allowed` states, and the names refused (not
-    /// found, or in a state the command does not take).
+    /// found, or in a state the command does not take). Without names and
+    /// without `states`, only the `picking` states are looked in (`delete
+    /// --all` leaves `queued/` alone unless `--state queued` says so);
+    /// by default every allowed state.
     /// `session`: a command's own, to resolve an entry held as one file
     /// by two state folders (a rename a power cut left half done) before
     /// acting on it.
     public func resolve(
-        in spool: Spool, allowed: [SpoolState], now: Timestamp = .now(), session: SpoolSession? = nil
+        in spool: Spool, allowed: [SpoolState], picking: [SpoolState]? = nil, now: Timestamp = .now(),
+        session: SpoolSession? = nil
     ) throws(OperationError) -> (items: [SpoolItem], refused: [Refusal]) {
+        let resolved = try choose(in: spool, allowed: allowed, picking: picking, now: now, session: session)
+        return (resolved.items, resolved.refused)
+    }
+
+    /// `resolve`, with the flagged files a pick passed over.
+    public func choose(
+        in spool: Spool, allowed: [SpoolState], picking: [SpoolState]? = nil, now: Timestamp = .now(),
+        session: SpoolSession? = nil
+    ) throws(OperationError) -> Resolved {
         let states = allowed.filter { self.states?.contains($0) ?? true }
         var items: [SpoolItem] = []
         var refused: [Refusal] = []
+        var flagged: [SpoolItem] = []
         if names.isEmpty && !namesGiven {
-            for state in states {
+            let picked = self.states == nil ? states.filter { (picking ?? allowed).contains($0) } : states
+            for state in picked {
                 do {
                     try spool.forEachItem(in: state) { item in
-                        if item.entry != nil { items.append(item) }
+                        if item.entry != nil { items.append(item) } else { flagged.append(item) }
                     }
                 } catch {
                     throw .spool(error)
@@ -94,15 +119,18 @@ public struct ItemSelection: Sendable {
         var seen: [SpoolState: Set<FileName>] = [:]
         var chosen: [SpoolItem] = []
         let intake = IntakeTimes(spool: spool)
-        for item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
-            if let olderThan {
-                guard let status = try? spool.directory(item.state).status(of: item.name),
-                    intake.of(item, status) < now - olderThan
-                else { continue }
-            }
-            chosen.append(item)
+        func isOldEnough(_ item: SpoolItem) -> Bool {
+            guard let olderThan else { return true }
+            guard let status = try? spool.directory(item.state).status(of: item.name) else { return false }
+            return intake.of(item, status) < now - olderThan
         }
-        return (chosen, refused)
+        for item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
+            if isOldEnough(item) { chosen.append(item) }
+        }
+        // A file of no subscriber is passed over by a pick for one, not
+        // skipped: only a pick of everything says what it left.
+        let skipped = subscriber == nil ? flagged.filter(isOldEnough) : []
+        return Resolved(items: chosen, refused: refused, skipped: skipped)
     }
 
     private func passes(_ item: SpoolItem) -> Bool {

@@ -18,7 +18,12 @@ public struct ManualMoves {
 
     public static let acknowledgeStates: [SpoolState] = [.needsAttention]
     public static let resendStates: [SpoolState] = [.failed, .needsAttention]
-    public static let deleteStates: [SpoolState] = [.needsAttention, .failed]
+    /// `queued/` too, as postsuper -d: the caller holds the round lock
+    /// (`Spool.lockRound`), so no round claims an entry as it goes.
+    public static let deleteStates: [SpoolState] = [.needsAttention, .failed, .queued]
+    /// What `delete --all` (or a filter without `--state`) looks in: a
+    /// whole queue goes only when `--state queued` says so.
+    public static let deletePickStates: [SpoolState] = [.needsAttention, .failed]
 
     /// needsAttention/ → failed/ (event `acknowledged`).
     public func acknowledge(_ items: [SpoolItem]) throws(OperationError) -> Report {
@@ -32,8 +37,8 @@ public struct ManualMoves {
         try settle(items, allowed: Self.resendStates, to: .queued, event: .resent, detail: "resent by a person")
     }
 
-    /// needsAttention/ or failed/ → removed (event `deleted`): never delivered,
-    /// and a person said so.
+    /// needsAttention/, failed/ or queued/ → removed (event `deleted`): never
+    /// delivered, and a person said so.
     public func delete(_ items: [SpoolItem]) throws(OperationError) -> Report {
         try settle(items, allowed: Self.deleteStates, to: nil, event: .deleted, detail: "deleted by a person")
     }

@@ -20,6 +20,10 @@ final class Admission {
     private(set) var stopped: [SubscriberName: Int] = [:]
     /// Deferred entries passed over because they are not due yet.
     private(set) var notDue = 0
+    /// `send-now NAME…`: the only entries the pass takes; nil for all.
+    var chosen: Set<EntryName>?
+    /// Entries passed over because they were not chosen.
+    private(set) var notChosen = 0
     private var stamps: [EntryName: DeferralStamp] = [:]
     private let clock: () -> Timestamp
 
@@ -37,6 +41,14 @@ final class Admission {
         }
     }
 
+    /// Every entry read and left in `queued/` so far.
+    var passedOver: Int {
+        held.values.reduce(0, +) + stopped.values.reduce(0, +) + notDue + notChosen
+    }
+
+    /// Whether the entry is one the pass may send (`send-now NAME…`).
+    func isChosen(_ entry: EntryName) -> Bool { chosen?.contains(entry) ?? true }
+
     /// Whether the pass may still start requests to the subscriber.
     func isOpen(_ subscriber: SubscriberName) -> Bool {
         held[subscriber] == nil && stopped[subscriber] == nil
@@ -52,6 +64,10 @@ final class Admission {
         }
         if let count = stopped[subscriber] {
             stopped[subscriber] = count + 1
+            return false
+        }
+        if let chosen, !chosen.contains(entry) {
+            notChosen += 1
             return false
         }
         guard scheduled.contains(subscriber) else { return true }

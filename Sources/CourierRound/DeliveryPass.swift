@@ -34,6 +34,18 @@ final class DeliveryPass {
     private let admission: Admission
     private var breaker: Breaker
 
+    /// `send-now NAME…`: only these entries are sent; every other stays
+    /// in `queued/` for the next round. Nil: every entry.
+    var chosen: Set<EntryName>? {
+        get { admission.chosen }
+        set { admission.chosen = newValue }
+    }
+
+    /// Called on every turn of the loop, for `status` and a terminal's
+    /// progress line (`RunningRound`), which asks for the counts only when
+    /// it is time to look.
+    var onTick: ((() -> PassCounts) -> Void)?
+
     private var active: [SubscriberName: Int] = [:]
     private var inFlight: [Int: PendingRequest] = [:]
     private var waiting: [PendingRequest] = []
@@ -122,6 +134,7 @@ final class DeliveryPass {
             do { finished = try startedTransport().collect(wait: wait) } catch { throw .curl(error) }
             settle(finished)
             if commits.isDue(at: clock(), idle: inFlight.isEmpty) { try commits.commit() }
+            onTick?(counts)
         }
         try commits.commit()
         summary.add(intake.report)
@@ -132,9 +145,22 @@ final class DeliveryPass {
             log(.error, "subscriber \(name): \(text)")
         }
         summary.notDue = admission.notDue
+        // As `held`: a second pass reads all of queued/ again, and counts anew.
+        if admission.chosen != nil { summary.notChosen = admission.notChosen }
         summary.held = Dictionary(uniqueKeysWithValues: admission.held.map { ($0.key.value, $0.value) })
         summary.notAnswering = Dictionary(uniqueKeysWithValues: admission.stopped.map { ($0.key.value, $0.value) })
         return summary
+    }
+
+    /// What the pass has done so far.
+    private func counts() -> PassCounts {
+        let intake = intake.report
+        return PassCounts(
+            sent: summary.sent, needsAttention: summary.needsAttention, deferred: summary.deferred ?? 0,
+            settledByIntake: intake.invalid + intake.duplicates, passedOver: admission.passedOver,
+            inFlight: inFlight.values.reduce(0) { $0 + $1.items.count },
+            retrying: waiting.reduce(0) { $0 + $1.items.count },
+            nextRetry: waiting.map(\.due).min().map { max(.zero, $0 - clock()) })
     }
 
     private func startedTransport() throws(CurlError) -> any Transport {
@@ -168,7 +194,7 @@ final class DeliveryPass {
     /// `queued/` is counted as if the pass had read it there.
     private func sendsNow(_ entry: EntryName) -> Bool {
         guard let subscriber = configuration.subscriber(named: entry.subscriber) else { return false }
-        guard admission.isOpen(entry.subscriber) else {
+        guard admission.isOpen(entry.subscriber), admission.isChosen(entry) else {
             _ = admission.admit(entry)
             return false
         }

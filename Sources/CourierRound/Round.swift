@@ -17,6 +17,15 @@ public struct Round {
     /// `send-now --attention`: transient failures in needsAttention/ go
     /// back to queued/ before delivery (`AttentionRequeue`).
     public var retryAttention = false
+    /// `send-now NAME…`: the round sends only these entries of `queued/`
+    /// (due or not) and leaves every other there for the next round; nil
+    /// sends everything. Intake still takes dropped files in.
+    public var chosen: Set<EntryName>?
+    /// Told how far the round has come, a few times a second (a terminal's
+    /// progress line); `status` reads the same from `RunningRound`'s file.
+    public var progress: ((RoundProgress) -> Void)?
+    /// Told once when the round must wait for another to release the spool.
+    public var waiting: (() -> Void)?
 
     /// `session`: opened as this process's worker on a shared spool.
     public init(session: SpoolSession, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
@@ -35,9 +44,13 @@ public struct Round {
     /// worker's: it claims into `sending/WORKER/` and runs beside the other
     /// workers'.
     public func run(wait: Bool) throws(RoundError) -> RoundResult {
-        let lock: [RoundLock]?
+        var lock: [RoundLock]?
         do {
-            lock = try spool.lockWorkerRound(wait: wait)
+            lock = try spool.lockWorkerRound(wait: false)
+            if lock == nil && wait {
+                waiting?()
+                lock = try spool.lockWorkerRound(wait: true)
+            }
         } catch {
             throw .spool(error)
         }
@@ -58,6 +71,9 @@ public struct Round {
         session.addSecrets(of: configuration.redactor)
         log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
+        let running = RunningRound(
+            session: session, round: round, mode: mode, started: started, log: log, observer: progress)
+        defer { running.finish() }
         do {
             summary.recovered = try Recovery(session: session, round: round).run()
             // Also on a spool no longer shared: what its workers left in
@@ -79,6 +95,8 @@ public struct Round {
         // matched after it, and what that frees is sent by a second pass.
         let first = try DeliveryPass(
             session: session, configuration: configuration, round: round, mode: mode, summary: summary, log: log)
+        first.chosen = chosen
+        first.onTick = running.tick
         summary = try first.run()
         if first.intakeReport.routesKept > 0 {
             let attached = summary.routesAttached
@@ -86,10 +104,12 @@ public struct Round {
                 throw .spool(error)
             }
             if summary.routesAttached > attached {
-                summary = try DeliveryPass(
+                let second = try DeliveryPass(
                     session: session, configuration: configuration, round: round, mode: mode, summary: summary,
-                    log: log
-                ).run()
+                    log: log)
+                second.chosen = chosen
+                second.onTick = running.tick
+                summary = try second.run()
             }
         }
         summary.finished = Timestamp.now().rfc3339

@@ -72,6 +72,9 @@ public struct RoundSummary: Sendable, Codable {
     /// Transient failures `send-now --attention` took back from
     /// needsAttention/ to send again; nil in other rounds.
     public var fromAttention: Int?
+    /// `send-now NAME…`: the entries of `queued/` it left there because
+    /// they were not named; nil in other rounds.
+    public var notChosen: Int?
 
     init(round: RoundID, mode: RoundMode, started: Timestamp) {
         self.round = round

@@ -1,4 +1,5 @@
 import CourierPosix
+import Glibc
 
 /// Everything that can go wrong with the spool's files, with the file and
 /// the operation named, so the message alone tells an operator what to do.
@@ -20,8 +21,16 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .notASpool(let path, let missing, let error):
+        case .notASpool(let path, let missing, let error) where SpoolError.deniesPermission(error):
+            // The spool is there, but not this user's: `courier init`
+            // would fail the same way, so it is not the advice.
+            let folder = missing == path ? path : path + "/" + missing
+            return "unable to open \(folder): \(error): run courier as the spool's owner, or as a member "
+                + "of its producers group for enqueue (`courier init --group`)"
+        case .notASpool(let path, let missing, let error) where error == .noSuchFile:
             return "\(path) is not a courier spool: \(missing): \(error) (run `courier init`)"
+        case .notASpool(let path, let missing, let error):
+            return "\(path) is not a courier spool: \(missing): \(error)"
         case .operation(let what, let path, let error):
             return "unable to \(what) \(path): \(error)"
         case .rename(let from, let to, let error) where error == .crossDevice:
@@ -38,6 +47,12 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
         case .notASpool(_, _, let error), .operation(_, _, let error), .rename(_, _, let error): return error
         }
     }
+
+    /// The user may not do this here (EACCES, EPERM): sysexits 77, which
+    /// no retry and no `courier init` fixes.
+    public var isPermissionDenied: Bool { Self.deniesPermission(errno) }
+
+    static func deniesPermission(_ error: Errno) -> Bool { error == Errno(EACCES) || error == Errno(EPERM) }
 
     /// Worth trying again later (sysexits 75) rather than a setup fault.
     public var isTemporary: Bool {

@@ -104,7 +104,7 @@ import Testing
 
         let partly = try binary.run(["--spool", spool.path, "resend", "-"], input: "a-1@alpha\nmissing@alpha\n")
         #expect(partly.status == 65, "\(partly.error)")
-        #expect(partly.output == "needsAttention/a-1@alpha.json -> queued/\n")
+        #expect(partly.output == "needsAttention/a-1@alpha.json -> queued/\nresent: 1\n")
         #expect(partly.error.contains("not moved: missing@alpha"))
         #expect(partly.error.contains("resend: 1 moved, 1 not"))
 

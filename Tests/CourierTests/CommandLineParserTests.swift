@@ -58,6 +58,12 @@ import Testing
             (["frobnicate"], "unknown command frobnicate"),
             (["catalog"], "catalog needs a command: sync or status"),
             (["catalog", "fetch"], "unknown command catalog fetch (sync or status)"),
+            (["stauts"], "unknown command stauts (did you mean `status`?)"),
+            (["sned-now"], "unknown command sned-now (did you mean `send-now`?)"),
+            (["status", "--jsn"], "unknown option --jsn for courier status (did you mean `--json`?)"),
+            (["log", "--sinse", "-1h"], "unknown option --sinse for courier log (did you mean `--since`?)"),
+            (["--spol", "/s", "status"], "unknown option --spol (did you mean `--spool`?)"),
+            (["catalog", "stauts"], "unknown command catalog stauts (did you mean `status`?)"),
         ])
     func refusals(_ words: [String], _ message: String) {
         #expect(throws: CLIError.self) { try parser.parse(words) }
@@ -94,5 +100,38 @@ import Testing
         #expect(throws: CLIError.self) { try HelpCommand.text(for: ["status", "extra"]) }
         #expect(
             try HelpCommand.text(for: ["catalog", "sync"]).hasPrefix("usage: courier catalog sync [NAME] [--full]"))
+    }
+
+    @Test("a guess is offered only when one word is close: a unique prefix, or one or two edits away")
+    func suggestions() {
+        #expect(Suggestion.closest(to: "stat", among: ["status", "send-now"]) == "status")
+        #expect(Suggestion.closest(to: "s", among: ["status", "send-now"]) == nil, "too short to be a prefix")
+        #expect(Suggestion.closest(to: "lst", among: ["list", "log"]) == "list")
+        #expect(Suggestion.closest(to: "lg", among: ["log", "list"]) == "log")
+        #expect(Suggestion.closest(to: "frobnicate", among: CommandTable.commands.map(\.name)) == nil)
+        #expect(Suggestion.closest(to: "--full", among: ["--help", "--json"]) == nil, "three edits is no guess")
+        #expect(Suggestion.closest(to: "ab", among: ["ac", "ad"]) == nil, "two as close: no guess")
+        #expect(Suggestion.distance(Array("stauts"), Array("status")) == 1, "a swap is one edit")
+    }
+
+    @Test(
+        "-o json and --output=json ask for JSON as --json does; -o text for text; a form at odds is refused",
+        arguments: [
+            (["status", "-o", "json"], true), (["status", "--output=json"], true), (["status", "--json"], true),
+            (["status", "-o", "text"], false), (["status"], false), (["list", "--output", "json", "queued"], true),
+        ])
+    func outputForms(_ words: [String], _ json: Bool) throws {
+        #expect(try parser.parse(words).arguments.json() == json)
+    }
+
+    @Test("an output form courier does not know, or one at odds with --json, is a usage error that says why")
+    func badOutputForms() throws {
+        do {
+            _ = try parser.parse(["status", "-o", "jsno"]).arguments.json()
+            Issue.record("-o jsno was taken")
+        } catch {
+            #expect(error.message?.contains("--output jsno: text or json (did you mean `json`?)") == true)
+        }
+        #expect(throws: CLIError.self) { try parser.parse(["status", "--json", "-o", "text"]).arguments.json() }
     }
 }

@@ -77,12 +77,13 @@ import Testing
         let script = try String(contentsOfFile: Shell.repository + "/scripts/test", encoding: .utf8)
         #expect(ci.contains("scripts/test-packages.txt") && script.contains("scripts/test-packages.txt"))
         // Every program a test asks for by `.needs(…)`, and every package a
-        // file comes from, is on the list (dpkg's and util-linux's are on
-        // every Debian system).
+        // file comes from, is on the list (dpkg's, util-linux's and
+        // bsdutils' `script` are on every Debian system: all Essential).
         let listed = Set(tests.values.joined()).union(tests.keys)
         // binutils' come with the build (the README's first command).
         let everywhere: Set<String> = [
             "dpkg", "dpkg-deb", "runuser", "useradd", "userdel", "groupadd", "groupdel", "readelf", "strip",
+            "script",
         ]
         var asked: [String] = []
         let folder = Shell.repository + "/Tests/CourierTests"

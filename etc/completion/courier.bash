@@ -2,20 +2,25 @@
 # Written by `courier completions bash` from the command table
 # (Sources/CourierCLI/CommandTable.swift); `make completions` rewrites it.
 
-_courier_entries() {
-    # Entries of the spool's state folders, by file name.
-    local spool=${COURIER_SPOOL:-/var/spool/courier}
+_courier_list() {
+    # What only courier knows (its configuration's subscribers and
+    # catalogs, a spool's entries), asked of courier itself with the
+    # line's --config and --spool, so it looks where the command will.
+    local -a globals=()
     local i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --spool) spool=${words[i + 1]} ;;
-            --spool=*) spool=${words[i]#--spool=} ;;
+            --config | --spool)
+                if [[ ${words[i + 1]} == = ]]; then
+                    globals+=("${words[i]}=${words[i + 2]}")
+                else
+                    globals+=("${words[i]}" "${words[i + 1]}")
+                fi
+                ;;
+            --config=* | --spool=*) globals+=("${words[i]}") ;;
         esac
     done
-    local state
-    for state in "$@"; do
-        [[ -d $spool/$state ]] && ls -1 "$spool/$state" 2>/dev/null
-    done
+    "${words[0]}" "${globals[@]}" completions --list "$1" -- "$cur" 2>/dev/null
 }
 
 _courier_offer() {
@@ -81,98 +86,178 @@ _courier() {
             [[ -n $ended ]] || _courier_offer "--background --foreground --wait"
             ;;
         send-now)
-            [[ -n $ended ]] || _courier_offer "--attention"
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--attention"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_list queued)" -- "$cur"))
+            fi
             ;;
         status)
-            [[ -n $ended ]] || _courier_offer "--ages --json"
+            case $prev in
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--ages --json --output -o"
             ;;
         list)
             case $prev in
-                --subscriber | --older-than) return ;;
+                --older-than) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--subscriber --older-than --json"
+                _courier_offer "--subscriber --older-than --json --output -o"
             else
                 COMPREPLY=($(compgen -W "queued awaitingRoute sending sent failed needsAttention" -- "$cur"))
             fi
             ;;
         why)
+            case $prev in
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
+            esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--json"
+                _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute)" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,sent,queued,awaitingRoute)" -- "$cur"))
             fi
             ;;
         etag)
             case $prev in
-                --subscriber) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--subscriber --json"
+            [[ -n $ended ]] || _courier_offer "--subscriber --json --output -o"
             ;;
         ack)
             case $prev in
-                --subscriber | --older-than) return ;;
+                --older-than) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
                 --state)
                     COMPREPLY=($(compgen -W "needsAttention" -- "$cur"))
                     return
                     ;;
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--all --subscriber --state --older-than --json"
+                _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention)" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_courier_list needsAttention)" -- "$cur"))
             fi
             ;;
         resend)
             case $prev in
-                --subscriber | --older-than) return ;;
+                --older-than) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
                 --state)
                     COMPREPLY=($(compgen -W "failed needsAttention" -- "$cur"))
                     return
                     ;;
-            esac
-            if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--all --subscriber --state --older-than --json"
-            else
-                COMPREPLY=($(compgen -W "$(_courier_entries failed needsAttention)" -- "$cur"))
-            fi
-            ;;
-        delete)
-            case $prev in
-                --subscriber | --older-than) return ;;
-                --state)
-                    COMPREPLY=($(compgen -W "needsAttention failed" -- "$cur"))
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
                     return
                     ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer "--all --subscriber --state --older-than --json"
+                _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed)" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_courier_list failed,needsAttention)" -- "$cur"))
+            fi
+            ;;
+        delete)
+            case $prev in
+                --older-than) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -W "needsAttention failed queued" -- "$cur"))
+                    return
+                    ;;
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
+            esac
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--all --subscriber --state --older-than --json --output -o"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,queued)" -- "$cur"))
             fi
             ;;
         hold)
             case $prev in
                 --reason) return ;;
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--reason --json"
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--reason --json --output -o"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+            fi
             ;;
         release)
-            [[ -n $ended ]] || _courier_offer "--json"
+            case $prev in
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
+            esac
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--json --output -o"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+            fi
             ;;
         copy)
             case $prev in
-                --subscriber) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--subscriber"
             else
-                COMPREPLY=($(compgen -W "$(_courier_entries needsAttention failed sent queued awaitingRoute)" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,sent,queued,awaitingRoute)" -- "$cur"))
             fi
             ;;
         backfill)
             case $prev in
-                --since | --until | --subscriber) return ;;
+                --since | --until) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    return
+                    ;;
                 --from)
                     _filedir -d
                     return
@@ -188,25 +273,53 @@ _courier() {
             ;;
         log)
             case $prev in
-                --since | --until | --lines | -n | --subscriber | --key) return ;;
+                --since | --until | --lines | -n | --key) return ;;
+                --subscriber)
+                    COMPREPLY=($(compgen -W "$(_courier_list subscribers,catalogs)" -- "$cur"))
+                    return
+                    ;;
                 --event)
                     COMPREPLY=($(compgen -W "accepted duplicate sent retry needsAttention invalid awaitingRoute routeAttached routeTimeout acknowledged resent copied backfilled recovered catalogSynced catalogFailed catalogDeleted deleted deferred held released" -- "$cur"))
                     return
                     ;;
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
             esac
-            [[ -n $ended ]] || _courier_offer "--since --until --lines -n --follow -f --subscriber --key --event --json"
+            [[ -n $ended ]] || _courier_offer "--since --until --lines -n --follow -f --subscriber --key --event --json --output -o"
             ;;
         check)
-            [[ -n $ended ]] || _courier_offer "--json"
+            case $prev in
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
+            esac
+            [[ -n $ended ]] || _courier_offer "--json --output -o"
             ;;
         catalog)
             [[ -n $ended ]] || _courier_offer "sync status"
             ;;
         "catalog sync")
-            [[ -n $ended ]] || _courier_offer "--full --if-requested"
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--full --if-requested"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_list catalogs)" -- "$cur"))
+            fi
             ;;
         "catalog status")
-            [[ -n $ended ]] || _courier_offer "--json"
+            case $prev in
+                --output | -o)
+                    COMPREPLY=($(compgen -W "text json" -- "$cur"))
+                    return
+                    ;;
+            esac
+            if [[ -z $ended && $cur == -* ]]; then
+                _courier_offer "--json --output -o"
+            else
+                COMPREPLY=($(compgen -W "$(_courier_list catalogs)" -- "$cur"))
+            fi
             ;;
         sink)
             case $prev in
@@ -248,10 +361,16 @@ _courier() {
             [[ -n $ended ]] || _courier_offer ""
             ;;
         completions)
+            case $prev in
+                --list)
+                    COMPREPLY=($(compgen -W "subscribers catalogs queued awaitingRoute sending sent failed needsAttention" -- "$cur"))
+                    return
+                    ;;
+            esac
             if [[ -z $ended && $cur == -* ]]; then
-                _courier_offer ""
+                _courier_offer "--list"
             else
-                COMPREPLY=($(compgen -W "bash zsh" -- "$cur"))
+                COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur"))
             fi
             ;;
     esac

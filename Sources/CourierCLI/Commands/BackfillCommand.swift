@@ -14,7 +14,7 @@ enum BackfillCommand {
         options: [
             .value("--since", "DATE", "from this day (YYYY-MM-DD) or RFC 3339 time"),
             .value("--until", "DATE", "up to this time, exclusive; a bare date includes that day"),
-            .value("--subscriber", "NAME", "the subscriber to queue them for"),
+            .value("--subscriber", "NAME", "the subscriber to queue them for", completion: .subscribers),
             .value("--from", "DIR", "the record files in DIR instead of sent/", completion: .directories),
             .flag("--dry-run", "say what would be queued, and queue nothing"),
         ],

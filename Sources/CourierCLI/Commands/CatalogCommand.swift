@@ -5,7 +5,7 @@ import CourierSpool
 import Foundation
 
 /// `courier catalog sync [NAME] [--full] [--if-requested]` and
-/// `courier catalog status [--json]`.
+/// `courier catalog status [--json|--output FORMAT]`.
 enum CatalogCommand {
     static let command = Command(
         "catalog", summary: "catalog syncs: the server's items into spool/catalogs/NAME/",
@@ -22,12 +22,12 @@ enum CatalogCommand {
                     .flag("--full", "start from the beginning, and remove what the server no longer has"),
                     .flag("--if-requested", "sync only if .courier/sync-requested exists, then remove it"),
                 ],
-                example: "courier catalog sync products --full",
+                operands: .listed([.catalogs]), example: "courier catalog sync products --full",
                 run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "sync") }),
             Command(
                 "status", summary: "each catalog's since, age, failures, last duration, next sync",
-                usage: "[NAME] [--json]", options: [.flag("--json", "one JSON object: {\"catalogs\":[…]}")],
-                example: "courier catalog status --json",
+                usage: "[NAME] [--json|--output FORMAT]", options: Option.json("one JSON object: {\"catalogs\":[…]}"),
+                operands: .listed([.catalogs]), example: "courier catalog status --json",
                 run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "status") }),
         ])
 
@@ -36,7 +36,7 @@ enum CatalogCommand {
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: String) throws(CLIError) {
         let full = action == "sync" && arguments.flag("--full")
         let ifRequested = action == "sync" && arguments.flag("--if-requested")
-        let json = action == "status" && arguments.flag("--json")
+        let json = action == "status" ? try arguments.json() : false
         let rest = try arguments.positionals()
         guard rest.count <= 1 else { throw .usage("catalog \(action) takes at most one NAME") }
         let configuration = try invocation.configuration(readingSecrets: action == "sync")

@@ -7,7 +7,7 @@ import Foundation
 enum CheckCommand {
     static let command = Command(
         "check", summary: "validate the configuration and the spool; non-zero on a fault",
-        usage: "[--json]",
+        usage: "[--json|--output FORMAT]",
         details: """
             Reads the secret files too, and warns when one is readable by others, when
             notify-command cannot be run or failed the last time it ran, and when
@@ -15,13 +15,13 @@ enum CheckCommand {
             fault (world-writable, a folder on another file system, queued/ not writable)
             exits 74.
             """,
-        options: [.flag("--json", "one JSON object: {config, spool, ok, subscribers, catalogs, findings}")],
+        options: Option.json("one JSON object: {config, spool, ok, subscribers, catalogs, findings}"),
         example: "courier --config /etc/courier/courier.conf check",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
         try arguments.noPositionals("check")
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let configuration = try invocation.configuration(readingSecrets: true)
         let spool = try invocation.readSpool()
         let warnings = (configuration.secretFileWarnings() + configuration.tokenExpiryWarnings().map(\.description)).map

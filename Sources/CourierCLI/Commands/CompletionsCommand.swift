@@ -1,20 +1,90 @@
-/// `courier completions bash|zsh`: the shell completion script, written
-/// from the command table. etc/completion/ holds this output, checked in;
-/// a test fails when it differs, and `make completions` rewrites it.
+import CourierConfig
+import CourierSpool
+
+/// `courier completions bash|zsh|fish`: the shell completion script,
+/// written from the command table. etc/completion/ holds this output,
+/// checked in; a test fails when it differs, and `make completions`
+/// rewrites it. `courier completions --list WHAT [PREFIX]` is what those
+/// scripts ask for the words only courier can find: the configuration's
+/// subscribers and catalogs, a spool's entries.
 enum CompletionsCommand {
     static let command = Command(
-        "completions", summary: "print the bash or zsh completion script",
-        usage: "bash|zsh", operands: .words(["bash", "zsh"]),
+        "completions", summary: "print the bash, zsh or fish completion script",
+        usage: "bash|zsh|fish, or --list WHAT [PREFIX]",
+        details: """
+            --list prints, one a line, the words a completion offers that only the spool and the
+            configuration know: WHAT is subscribers, catalogs, or state folders whose entries to
+            list, joined by commas (needsAttention,failed); only words that start with PREFIX,
+            at most \(listLimit). A configuration or spool that cannot be read gives no words.
+            """,
+        options: [
+            .value(
+                "--list", "WHAT", "the words to offer: subscribers, catalogs, or STATE[,STATE…]",
+                completion: .words(["subscribers", "catalogs"] + SpoolState.allCases.map(\.rawValue)))
+        ],
+        operands: .words(Shell.allCases.map(\.rawValue)),
         example: "courier completions bash > ~/.local/share/bash-completion/completions/courier",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
+    enum Shell: String, CaseIterable {
+        case bash, zsh, fish
+    }
+
+    /// A shell shows no more than a screenful or two; a queue of a million
+    /// entries must not be printed to it.
+    static let listLimit = 1000
+
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let shells = try arguments.positionals()
-        guard shells.count == 1, let shell = shells.first else { throw .usage("completions bash|zsh") }
+        let rest = try arguments.positionals()
+        if let what = try arguments.option("--list") {
+            guard rest.count <= 1 else { throw .usage("completions --list WHAT [PREFIX]") }
+            try list(what, prefix: rest.first ?? "", invocation)
+            return
+        }
+        guard rest.count == 1, let word = rest.first else { throw .usage("completions bash|zsh|fish") }
+        guard let shell = Shell(rawValue: word) else {
+            throw .usage(
+                "completions bash|zsh|fish: no completion for \(word)"
+                    + Suggestion.hint(for: word, among: Shell.allCases.map(\.rawValue)))
+        }
         switch shell {
-        case "bash": invocation.output.line(BashCompletion.script())
-        case "zsh": invocation.output.line(ZshCompletion.script())
-        default: throw .usage("completions bash|zsh: no completion for \(shell)")
+        case .bash: invocation.output.line(BashCompletion.script())
+        case .zsh: invocation.output.line(ZshCompletion.script())
+        case .fish: invocation.output.line(FishCompletion.script())
+        }
+    }
+
+    /// The words, one a line. Whatever cannot be read is passed over in
+    /// silence: a completion has nowhere to say it.
+    static func list(_ what: String, prefix: String, _ invocation: Invocation) throws(CLIError) {
+        var kinds: [Listed] = []
+        for word in what.split(separator: ",").map(String.init) {
+            guard let kind = Listed(word: word) else {
+                throw .usage("completions --list \(word): not subscribers, catalogs or a state")
+            }
+            kinds.append(kind)
+        }
+        var printed = 0
+        func offer(_ word: String) {
+            guard printed < listLimit, word.hasPrefix(prefix) else { return }
+            invocation.output.line(word)
+            printed += 1
+        }
+        let configuration = (try? invocation.configurationIfAny(readingSecrets: false)) ?? nil
+        let spool = try? invocation.readSpool()
+        for kind in kinds {
+            switch kind {
+            case .subscribers:
+                for subscriber in configuration?.subscribers ?? [] { offer(subscriber.name.value) }
+            case .catalogs:
+                for catalog in configuration?.catalogs ?? [] { offer(catalog.name.value) }
+            case .entries(let state):
+                guard let spool, let stream = try? spool.directory(state).entries() else { continue }
+                while printed < listLimit, let name = try? stream.next() {
+                    let text = name.description
+                    if !text.hasPrefix(".") { offer(text) }
+                }
+            }
         }
     }
 }

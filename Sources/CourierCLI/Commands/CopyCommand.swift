@@ -6,7 +6,9 @@ enum CopyCommand {
     static let command = Command(
         "copy", summary: "a deliberate duplicate with the new key ID#N (N: next unused)",
         usage: "ENTRY [--subscriber NAME]",
-        options: [.value("--subscriber", "NAME", "queue the copy for this subscriber instead")],
+        options: [
+            .value("--subscriber", "NAME", "queue the copy for this subscriber instead", completion: .subscribers)
+        ],
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier copy w-2026-11-30-0700@alpha --subscriber beta",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })

@@ -8,7 +8,9 @@ enum EnqueueCommand {
         "enqueue", summary: "validate records and drop them atomically into queued/", usage: "[FILE...|-]",
         details: """
             Reads one record from standard input when no FILE or `-` is given. Every file is
-            tried; any refusal exits 65. A FILE that starts with `-` goes after `--`.
+            tried. Exit 65: a record refused; 66: a FILE missing or unreadable; 73: the spool
+            cannot take it (missing, read-only); 77: permission denied; 75: try again later.
+            A FILE that starts with `-` goes after `--`.
             """,
         operands: .files, example: "some-exporter | courier enqueue -",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
@@ -26,27 +28,54 @@ enum EnqueueCommand {
             }
         }
         var enqueuer = Enqueuer(inbox: inbox, configuration: configuration)
-        var failed = false
+        var failures = EnqueueFailures()
         for source in sources {
             let bytes: [UInt8]
             if source == "-" {
                 bytes = Array(FileHandle.standardInput.readDataToEndOfFile().prefix(configuration.maxRecordSize + 1))
             } else {
-                guard let data = FileManager.default.contents(atPath: source) else {
-                    invocation.output.error("error: unable to read \(source)")
-                    failed = true
+                switch InputFile.read(source) {
+                case .success(let read): bytes = read
+                case .failure(let problem):
+                    invocation.output.error("error: \(problem)")
+                    failures.note(.noInput)
                     continue
                 }
-                bytes = Array(data)
             }
             do {
                 let name = try enqueuer.enqueue(bytes, source: source == "-" ? "standard input" : source)
                 invocation.output.line("queued \(source) as queued/\(name)")
             } catch {
                 invocation.output.error("error: \(error)")
-                failed = true
+                switch error {
+                case .invalid: failures.note(.dataError)
+                case .spool(let fault): failures.note(ExitStatus(enqueueing: fault))
+                }
             }
         }
-        if failed { throw .reported(.dataError) }
+        if let status = failures.status { throw .reported(status) }
+    }
+}
+
+/// The exit status of an enqueue that failed for some of its files: the
+/// spool's fault first (every later file meets it too, and a script must
+/// fix it, not the records), then a missing input file, then bad data.
+struct EnqueueFailures {
+    private(set) var status: ExitStatus?
+
+    mutating func note(_ failure: ExitStatus) {
+        guard let status else {
+            self.status = failure
+            return
+        }
+        if Self.rank(failure) > Self.rank(status) { self.status = failure }
+    }
+
+    private static func rank(_ status: ExitStatus) -> Int {
+        switch status {
+        case .dataError: return 0
+        case .noInput: return 1
+        default: return 2
+        }
     }
 }

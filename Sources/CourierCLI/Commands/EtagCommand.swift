@@ -1,27 +1,26 @@
 import CourierSpool
 import Foundation
 
-/// `courier etag ID [--subscriber NAME] [--json]`: the last etag a batch
+/// `courier etag ID [--subscriber NAME] [--json|--output FORMAT]`: the last etag a batch
 /// subscriber's server gave for entity ID, for the script that writes the
 /// next `UPDATE` of it (docs/design.md §8).
 enum EtagCommand {
     static let command = Command(
         "etag", summary: "the etag a batch server last gave for entity ID, for its next UPDATE",
-        usage: "ID [--subscriber NAME] [--json]",
+        usage: "ID [--subscriber NAME] [--json|--output FORMAT]",
         details: """
             ID is a record's id, or what an update names in `updates`. Prints the etag alone,
             for `etag=$(courier etag ID)`; exits 65 when none is kept, or when several
             subscribers gave one and --subscriber names none.
             """,
         options: [
-            .value("--subscriber", "NAME", "the etag this subscriber's server gave"),
-            .flag("--json", "one object per subscriber: subscriber, entity, etag, server_id, key, time"),
-        ],
+            .value("--subscriber", "NAME", "the etag this subscriber's server gave", completion: .subscribers)
+        ] + Option.json("one object per subscriber: subscriber, entity, etag, server_id, key, time"),
         example: "courier etag order-7 --subscriber outbox",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let subscriberText = try arguments.option("--subscriber")
         let rest = try arguments.positionals()
         guard rest.count == 1, let text = rest.first else { throw .usage("etag \(command.usage)") }

@@ -21,15 +21,20 @@ enum HelpCommand {
                 }
                 path.append(sub)
             } else {
-                guard let command = CommandTable.command(named: word) else { throw .usage("no command \(word)") }
+                guard let command = CommandTable.command(named: word) else {
+                    throw .usage(
+                        "no command \(word)" + Suggestion.hint(for: word, among: CommandTable.commands.map(\.name)))
+                }
                 path.append(command)
             }
         }
         return HelpText.command(path)
     }
 
-    /// `courier` alone: the overview, then exit 64.
+    /// `courier` alone: the overview on standard error, then exit 64: a
+    /// usage error, as a command line that names no command is (`courier
+    /// help` prints the same on standard output, and exits 0).
     static func printUsage(_ output: Output) {
-        output.line(HelpText.overview())
+        output.errorText(HelpText.overview())
     }
 }

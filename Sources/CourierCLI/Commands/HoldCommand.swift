@@ -7,15 +7,15 @@ import CourierSupport
 enum HoldCommand {
     static let command = Command(
         "hold", summary: "send subscriber NAME nothing until it is released (.courier/held/NAME)",
-        usage: "NAME [--reason TEXT] [--json]",
+        usage: "NAME [--reason TEXT] [--json|--output FORMAT]",
         details: """
             Intake still takes NAME's records; they wait in queued/. touch .courier/held/NAME
             does the same without the held ledger line. Holding again keeps since when.
             """,
         options: [
-            .value("--reason", "TEXT", "why, as status shows it"),
-            .flag("--json", "one JSON object: {subscriber, held, since, reason}"),
-        ],
+            .value("--reason", "TEXT", "why, as status shows it")
+        ] + Option.json("one JSON object: {subscriber, held, since, reason}"),
+        operands: .subscribers,
         example: "courier hold alpha --reason 'maintenance until 12:00'",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -33,7 +33,7 @@ enum HoldCommand {
         defer { invocation.refreshMetrics(configuration, session: session) }
         let hold: Hold
         do { hold = try Holding(session: session).hold(name, reason: reason) } catch { throw .operation(error) }
-        if arguments.flag("--json") {
+        if try arguments.json() {
             invocation.output.json(Self.json(hold, held: true))
             return
         }

@@ -4,26 +4,27 @@ import CourierSpool
 import CourierSupport
 import Foundation
 
-/// `courier list [STATE] [--subscriber NAME] [--older-than DURATION] [--json]`:
+/// `courier list [STATE] [--subscriber NAME] [--older-than DURATION] [--json|--output FORMAT]`:
 /// one line per item.
 enum ListCommand {
     static let command = Command(
         "list", summary: "one line per item, with its state, key, subscriber, kind and last event",
-        usage: "[STATE] [--subscriber NAME] [--older-than DURATION] [--json]",
+        usage: "[STATE] [--subscriber NAME] [--older-than DURATION] [--json|--output FORMAT]",
         details: """
             Without STATE, every state but sent/. Rows come in the order the folders give them,
             as soon as each is read (pipe to sort for another).
             """,
         options: [
-            .value("--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files"),
+            .value(
+                "--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files",
+                completion: .subscribers),
             .value("--older-than", "DURATION", "items whose file is older than this (30m, 2h, 7d), by mtime"),
-            .flag("--json", "one JSON object per line"),
-        ],
+        ] + Option.json("one JSON object per line"),
         operands: .words(SpoolState.allCases.map(\.rawValue)), example: "courier list queued --older-than 1h",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let rest = try arguments.positionals()
         guard rest.count <= 1 else { throw .usage("list takes at most one STATE") }
         var filter = Listing.Filter()

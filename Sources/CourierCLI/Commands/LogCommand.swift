@@ -11,7 +11,7 @@ enum LogCommand {
     static let command = Command(
         "log", summary: "ledger lines, oldest first; today's unless told otherwise",
         usage:
-            "[--since TIME] [--until TIME] [-n|--lines N] [-f|--follow] [--subscriber NAME] [--key KEY] [--event EVENT] [--json]",
+            "[--since TIME] [--until TIME] [-n|--lines N] [-f|--follow] [--subscriber NAME] [--key KEY] [--event EVENT] [--json|--output FORMAT]",
         details: """
             TIME is today, yesterday, tomorrow, now, -30m, -1h, -2d, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS],
             @EPOCH or RFC 3339; a day or a time without a zone is UTC, as the ledger is. Without
@@ -24,13 +24,14 @@ enum LogCommand {
             .value("--until", "TIME", "before this time"),
             .value("--lines", short: "-n", "N", "only the last N matching lines"),
             .flag("--follow", short: "-f", "then print new lines as they are written"),
-            .value("--subscriber", "NAME", "this subscriber's (or catalog's) lines only; - for files and routes"),
+            .value(
+                "--subscriber", "NAME", "this subscriber's (or catalog's) lines only; - for files and routes",
+                completion: .listed([.subscribers, .catalogs])),
             .value("--key", "KEY", "this key's lines only (exactly: ID, or ID#N for a copy)"),
             .value(
                 "--event", "EVENT", "lines of this event only", completion: .words(LedgerEvent.allCases.map(\.rawValue))
             ),
-            .flag("--json", "one JSON object per line"),
-        ],
+        ] + Option.json("one JSON object per line"),
         example: "courier log --since -1h --event needsAttention",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -42,7 +43,7 @@ enum LogCommand {
     static let followLines = 10
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let follow = arguments.flag("--follow")
         let now = Timestamp.now()
         var filter = History.Filter()

@@ -17,27 +17,52 @@ enum ManualMoveCommand {
             case .delete: return ManualMoves.deleteStates
             }
         }
+
+        /// What `--all` or a filter looks in when `--state` names none.
+        var pickStates: [SpoolState] { self == .delete ? ManualMoves.deletePickStates : states }
+
+        /// The word of the totals line, as the ledger's event: postsuper's
+        /// `Requeued: 5000`.
+        var done: String {
+            switch self {
+            case .ack: return "acknowledged"
+            case .resend: return "resent"
+            case .delete: return "deleted"
+            }
+        }
     }
 
-    static let usage = "[ENTRY...|-] [--all] [--subscriber NAME] [--state STATE] [--older-than DURATION] [--json]"
+    static let usage =
+        "[ENTRY...|-] [--all] [--subscriber NAME] [--state STATE] [--older-than DURATION] [--json|--output FORMAT]"
 
     static func options(_ action: Action) -> [Option] {
         [
-            .flag("--all", "every item in \(action.states.map { "\($0.rawValue)/" }.joined(separator: " and "))"),
-            .value("--subscriber", "NAME", "only this subscriber's items"),
+            .flag(
+                "--all",
+                "every entry in \(action.pickStates.map { "\($0.rawValue)/" }.joined(separator: " and "))"
+                    + (action == .delete ? " (queued/ only with --state queued)" : "")),
+            .value("--subscriber", "NAME", "only this subscriber's items", completion: .subscribers),
             .value(
                 "--state", "STATE", "only items in this state",
                 completion: .words(action.states.map(\.rawValue))),
             .value("--older-than", "DURATION", "only items whose file is older (1h, 2d)"),
-            .flag("--json", "one JSON object: what moved and what did not"),
-        ]
+        ] + Option.json("one JSON object: what moved and what did not")
     }
 
     static let details = """
         Names are entries (KEY@SUBSCRIBER), keys, or file names; `-` reads names from standard input,
-        one per line. With no names, --all or a filter picks every matching item. A name that cannot
-        be moved is reported and the rest still move: exit 0 when all moved, 65 when some did not.
+        one per line. With no names, --all or a filter picks every matching entry; the flagged files
+        (invalid-…) it passes over are said, and are acted on by name. A name that cannot be moved
+        is reported and the rest still move: exit 0 when all moved, 65 when some did not. The last
+        line is the total, as postsuper's: `resent: 5000`.
         """
+
+    static let deleteDetails =
+        details + """
+
+            Entries in queued/ (postsuper -d) are deleted by name, or with --state queued; delete
+            then waits for a running round, so that none is being sent as it goes.
+            """
 
     static let ackCommand = Command(
         "ack", summary: "needsAttention/ -> failed/ (accept the failure)", usage: usage, details: details,
@@ -52,39 +77,88 @@ enum ManualMoveCommand {
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: .resend) })
 
     static let deleteCommand = Command(
-        "delete", summary: "remove items from needsAttention/ or failed/ (ledger: deleted)", usage: usage,
-        details: details, options: options(.delete), operands: .entries(Action.delete.states),
+        "delete", summary: "remove items from needsAttention/, failed/ or queued/ (ledger: deleted)",
+        usage: usage, details: deleteDetails, options: options(.delete), operands: .entries(Action.delete.states),
         example: "courier delete --state failed --older-than 30d",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: .delete) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: Action) throws(CLIError) {
         let selection = try selection(&arguments, action: action)
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let session = try invocation.openSession(configuration)
         defer { invocation.refreshMetrics(configuration, session: session) }
         let report: ManualMoves.Report
+        var resolved: ItemSelection.Resolved
+        var roundLock: RoundLock?
         do {
-            let (items, refused) = try selection.resolve(
-                in: session.spool, allowed: action.states, session: session)
+            resolved = try selection.choose(
+                in: session.spool, allowed: action.states, picking: action.pickStates, session: session)
+            if resolved.items.contains(where: { $0.state == .queued }) {
+                // A round claims from queued/ as it goes: with the round
+                // lock held, what is deleted is never also being sent.
+                roundLock = try waitForRounds(session.spool, invocation)
+                resolved = try selection.choose(
+                    in: session.spool, allowed: action.states, picking: action.pickStates, session: session)
+            }
             let moves = ManualMoves(session: session)
             var done: ManualMoves.Report
             switch action {
-            case .ack: done = try moves.acknowledge(items)
-            case .resend: done = try moves.resend(items)
-            case .delete: done = try moves.delete(items)
+            case .ack: done = try moves.acknowledge(resolved.items)
+            case .resend: done = try moves.resend(resolved.items)
+            case .delete: done = try moves.delete(resolved.items)
             }
-            done.refused = refused + done.refused
+            done.refused = resolved.refused + done.refused
             report = done
         } catch {
             throw .operation(error)
         }
+        withExtendedLifetime(roundLock) {}
         if json {
-            print(report, action: action, invocation.output)
+            print(report, skipped: resolved.skipped, action: action, invocation.output)
         } else {
             describe(report, action, invocation.output)
+            describe(skipped: resolved.skipped, invocation.output)
+            if report.moved.isEmpty && report.refused.isEmpty {
+                invocation.output.error("\(action.rawValue): nothing matched \(describe(selection, action))")
+            }
         }
         if !report.refused.isEmpty { throw .reported(.dataError) }
+    }
+
+    /// The spool's round lock, taken at once or after the running round
+    /// (every worker's, on a shared spool), saying so while it waits.
+    static func waitForRounds(_ spool: Spool, _ invocation: Invocation) throws(OperationError) -> RoundLock? {
+        do {
+            if let lock = try spool.lockRound(wait: false) { return lock }
+            invocation.output.error("waiting for the round that holds \(spool.path) to finish")
+            return try spool.lockRound(wait: true)
+        } catch {
+            throw .spool(error)
+        }
+    }
+
+    /// `--subscriber alpha --older-than 1h in needsAttention/ and failed/`:
+    /// what a pick that found nothing looked for.
+    static func describe(_ selection: ItemSelection, _ action: Action) -> String {
+        if selection.namesGiven { return "(no names given)" }
+        var words: [String] = []
+        if let subscriber = selection.subscriber { words.append("--subscriber \(subscriber)") }
+        if let olderThan = selection.olderThan { words.append("--older-than \(Units.describe(olderThan))") }
+        let states = selection.states.map { Array($0) } ?? action.pickStates
+        let folders = action.states.filter(states.contains).map { "\($0.rawValue)/" }
+        return (words + ["in " + folders.joined(separator: " and ")]).joined(separator: " ")
+    }
+
+    /// The flagged files a pick passed over: no subscriber's, so only a
+    /// person naming them acts on them.
+    static func describe(skipped: [SpoolItem], _ output: Output) {
+        guard !skipped.isEmpty else { return }
+        let shown = skipped.prefix(3).map { "\($0.state.rawValue)/\($0.name)" }.joined(separator: ", ")
+        let count = skipped.count == 1 ? "1 invalid file" : "\(skipped.count) invalid files"
+        output.error(
+            "skipped \(count) (\(shown)\(skipped.count > 3 ? ", …" : "")): name them to act on them "
+                + "(`courier why NAME` says what is wrong)")
     }
 
     static func selection(_ arguments: inout Arguments, action: Action) throws(CLIError) -> ItemSelection {
@@ -134,13 +208,15 @@ enum ManualMoveCommand {
             output.error(
                 "\(action.rawValue): \(report.moved.count) moved, \(report.refused.count) not (see above)")
         }
+        output.line("\(action.done): \(report.moved.count)")
     }
 
-    /// `{"moved":[{"entry","from","to"}],"notMoved":[{"entry","reason"}]}`;
-    /// `to` is null for a deletion.
-    static func print(_ report: ManualMoves.Report, action: Action, _ output: Output) {
+    /// `{"moved":[{"entry","from","to"}],"notMoved":[{"entry","reason"}],
+    /// "skipped":[{"entry","state"}]}`; `to` is null for a deletion.
+    static func print(_ report: ManualMoves.Report, skipped: [SpoolItem], action: Action, _ output: Output) {
         let object: [String: Any] = [
             "action": action.rawValue,
+            "skipped": skipped.map { ["entry": $0.name.description, "state": $0.state.rawValue] },
             "moved": report.moved.map { item, target in
                 [
                     "entry": item.name.description, "from": item.state.rawValue,

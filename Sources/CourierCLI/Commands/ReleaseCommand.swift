@@ -7,9 +7,9 @@ import Foundation
 /// again. Releasing a subscriber that is not held does nothing, as `rm -f`.
 enum ReleaseCommand {
     static let command = Command(
-        "release", summary: "end a hold: the next round sends NAME's entries", usage: "NAME [--json]",
-        options: [.flag("--json", "one JSON object: {subscriber, held, since, reason, queued}")],
-        example: "courier release alpha",
+        "release", summary: "end a hold: the next round sends NAME's entries", usage: "NAME [--json|--output FORMAT]",
+        options: Option.json("one JSON object: {subscriber, held, since, reason, queued}"),
+        operands: .subscribers, example: "courier release alpha",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
@@ -22,7 +22,7 @@ enum ReleaseCommand {
         let spool = session.spool
         let hold: Hold?
         do { hold = try Holding(session: session).release(name) } catch { throw .operation(error) }
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         guard let hold else {
             if json {
                 invocation.output.json(["subscriber": name.value, "held": false, "since": NSNull(), "reason": NSNull()])

@@ -1,5 +1,6 @@
 import CourierConfig
 import CourierOperations
+import CourierPosix
 import CourierRound
 import CourierSpool
 
@@ -23,14 +24,17 @@ enum RunCommand {
 
     static let sendNowCommand = Command(
         "send-now", summary: "a foreground round: retries with backoff, waits for the spool",
-        usage: "[--attention]",
+        usage: "[ENTRY...] [--attention]",
         details: """
-            Deferred entries are sent whether due or not; held subscribers get nothing.
+            Deferred entries are sent whether due or not; held subscribers get nothing. With
+            ENTRY names (postqueue -i), the round sends only those entries of queued/ and leaves
+            every other there for the next round; each named entry's state is printed after.
             """,
         options: [
             .flag(
                 "--attention", "first take every transient failure in needsAttention/ back to queued/ and send it")
         ],
+        operands: .entries([.queued]),
         example: "courier send-now --attention",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: true) })
 
@@ -47,14 +51,41 @@ enum RunCommand {
             // A person's foreground round waits for a background one.
             wait = arguments.flag("--wait") || foreground
         }
-        try arguments.noPositionals(sendNow ? "send-now" : "run")
+        let names = sendNow ? try arguments.positionals() : []
+        if !sendNow { try arguments.noPositionals("run") }
+        if attention && !names.isEmpty {
+            throw .usage(
+                "send-now --attention takes back every transient failure: name no entries, or `courier resend` them")
+        }
         let configuration = try invocation.configuration(readingSecrets: true)
         let session = try invocation.openSession(configuration)
+        var chosen: NamedEntries?
+        if !names.isEmpty {
+            let named = try NamedEntries.resolve(names, in: session.spool)
+            for refusal in named.refused { invocation.output.error("not sent: \(refusal.name): \(refusal.reason)") }
+            guard !named.entries.isEmpty else { throw .reported(.dataError) }
+            chosen = named
+        }
         let result: RoundResult
+        // A person's round on a terminal shows how far it is; a pipe, the
+        // journal and --quiet get the summary line alone.
+        let line =
+            mode == .foreground && ProgressLine.wanted(journal: invocation.output.journal, quiet: invocation.quiet)
+            ? ProgressLine() : nil
+        let log = Logging.eventLog(
+            quiet: invocation.quiet, verbose: invocation.verbose, journal: invocation.output.journal, above: line)
+        defer { line?.clear() }
         do {
-            var round = Round(session: session, configuration: configuration, mode: mode, log: invocation.log)
+            var round = Round(session: session, configuration: configuration, mode: mode, log: log)
             round.retryAttention = attention
+            round.chosen = chosen.map { Set($0.entries) }
+            round.progress = line.map { line in { line.draw($0) } }
+            round.waiting = { [spool = session.spool] in
+                let text = waitingText(spool)
+                if let line { line.print("courier: " + text + "\n") } else { log(.info, text) }
+            }
             result = try round.run(wait: wait)
+            line?.clear()
         } catch {
             let failure = CLIError.round(error)
             writeMetrics(configuration, session, summary: nil, status: failure.status, invocation)
@@ -76,9 +107,21 @@ enum RunCommand {
                 ?? "another round is running"
             invocation.output.line("\(who) on \(configuration.spool); nothing to do (use --wait to wait for it)")
         case .ran(let summary):
+            if let chosen { try chosen.describe(in: session.spool, invocation.output) }
             invocation.output.line(describe(summary))
         }
         if status != .ok { throw .reported(status) }
+        if let chosen, !chosen.refused.isEmpty { throw .reported(.dataError) }
+    }
+
+    /// What a round that waits for the lock says: whose round, when it
+    /// began, how far it is, when its file says (`RunningRound`).
+    static func waitingText(_ spool: Spool) -> String {
+        guard let other = RoundProgress.running(in: spool).first(where: \.alive)?.progress else {
+            return "waiting for the round that holds \(spool.path) to finish"
+        }
+        let age = Timestamp(rfc3339: other.started).map { " \(Age.describe(.now() - $0)) in," } ?? ""
+        return "waiting for round \(other.round) (pid \(other.pid),\(age) \(other.sent) sent) to finish"
     }
 
     /// A metrics file that cannot be written is worth a warning, not a
@@ -111,14 +154,18 @@ enum RunCommand {
         if summary.routeTimeouts > 0 { parts.append("\(summary.routeTimeouts) route timeouts") }
         if summary.recovered > 0 { parts.append("\(summary.recovered) recovered") }
         if summary.settling > 0 { parts.append("\(summary.settling) still being written") }
+        // One word for one thing: `deferred` is what this round put back
+        // to wait (the ledger's event); entries deferred before that it
+        // passed over are `not due yet`.
         if let deferred = summary.deferred, deferred > 0 { parts.append("\(deferred) deferred") }
-        if let notDue = summary.notDue, notDue > 0 { parts.append("\(notDue) deferred, not due yet") }
+        if let notDue = summary.notDue, notDue > 0 { parts.append("\(notDue) not due yet") }
         for (name, left) in (summary.held ?? [:]).sorted(by: { $0.key < $1.key }) {
             parts.append("\(name) held: \(left) left queued")
         }
         for (name, left) in (summary.notAnswering ?? [:]).sorted(by: { $0.key < $1.key }) {
             parts.append("\(name) not answering: \(left) left queued")
         }
+        if let left = summary.notChosen, left > 0 { parts.append("not named: \(left) left queued") }
         return parts.joined(separator: ", ")
     }
 }

@@ -6,22 +6,22 @@ import CourierSpool
 import CourierSupport
 import Foundation
 
-/// `courier status [--ages] [--json]`: counts per state, needsAttention
+/// `courier status [--ages] [--json|--output FORMAT]`: counts per state, needsAttention
 /// first, the last round, the next one; with `--ages`, the queue's shape.
 enum StatusCommand {
     static let command = Command(
         "status", summary: "counts per state, needsAttention first; the last and next round",
-        usage: "[--ages] [--json]",
+        usage: "[--ages] [--json|--output FORMAT]",
         details: """
-            Up to 20 names that need attention, courier.timer's next run, notifier health,
-            batch and catalog figures. A configuration that cannot be read is said, and the
-            spool is still shown. --ages adds, per subscriber and state (sent/ aside), how many
+            Up to 20 names that need attention, a round running now (worker, pid, how far),
+            courier.timer's next run, notifier health,
+            batch and catalog figures. A configuration that cannot be read is said, the
+            spool is still shown, and status exits 78. --ages adds, per subscriber and state (sent/ aside), how many
             items are younger than 5 minutes, an hour, a day, or older, by file mtime.
             """,
         options: [
-            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older"),
-            .flag("--json", "one JSON object"),
-        ],
+            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older")
+        ] + Option.json("one JSON object"),
         example: "courier status --spool /var/spool/courier",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
 
@@ -44,10 +44,12 @@ enum StatusCommand {
         let deferred: DeferredEntries
         /// A shared spool's workers, live or dead, with their claims.
         var workers: [WorkerState] = []
+        /// Rounds running now (a second or more), and files killed ones left.
+        var running: [RoundProgress.Sighting] = []
     }
 
     static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         let ages = arguments.flag("--ages")
         try arguments.noPositionals("status")
         let report = try gather(invocation)
@@ -62,6 +64,9 @@ enum StatusCommand {
             printText(report, invocation.output)
             if let shape { printAges(shape, invocation.output) }
         }
+        // Shown with the spool, and still a failure: the next round would
+        // refuse this configuration, and a script must hear of it.
+        if report.configurationProblem != nil { throw .reported(.config) }
     }
 
     static func gather(_ invocation: Invocation) throws(CLIError) -> Report {
@@ -108,6 +113,7 @@ enum StatusCommand {
             configurationProblem: problem, holds: holds, deferred: deferred)
         report.tokenWarnings = configuration?.tokenExpiryWarnings().map(\.description) ?? []
         do { report.workers = try spool.workers() } catch { throw .spool(error) }
+        report.running = RoundProgress.running(in: spool)
         return report
     }
 
@@ -148,6 +154,14 @@ enum StatusCommand {
                 }),
         ]
         if let ages { object["ages"] = agesObject(ages) }
+        let encoder = JSONEncoder()
+        object["running"] = report.running.compactMap { sighting -> [String: Any]? in
+            guard let data = try? encoder.encode(sighting.progress),
+                var decoded = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return nil }
+            decoded["alive"] = sighting.alive
+            return decoded
+        }
         object["lastRound"] = NSNull()
         if let last = report.last, let data = try? JSONEncoder().encode(last),
             let decoded = try? JSONSerialization.jsonObject(with: data)
@@ -192,6 +206,7 @@ enum StatusCommand {
             output.line(describe(report.deferred))
         }
         output.line()
+        for sighting in report.running { output.line(describe(sighting)) }
         if let last = report.last {
             output.line(
                 "last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
@@ -253,6 +268,21 @@ enum StatusCommand {
         if deferred.due > 0 { text += ", \(deferred.due) due (the next round tries them)" }
         if let next = deferred.next { text += ", next attempt \(next.rfc3339)" }
         return text + "; `courier send-now` tries them now"
+    }
+
+    /// `round running: R (foreground, pid 4242 on host-a) since T: 120 sent, …`,
+    /// or what a killed round left.
+    static func describe(_ sighting: RoundProgress.Sighting) -> String {
+        let round = sighting.progress
+        let who =
+            "\(round.mode.rawValue), pid \(round.pid) on \(round.host)" + (round.worker.map { ", worker \($0)" } ?? "")
+        guard sighting.alive else {
+            return "round \(round.round) (\(who)) is gone, killed after \(round.sent) sent; its next round "
+                + "recovers what it had in sending/"
+        }
+        return "round running: \(round.round) (\(who)) since \(round.started): "
+            + ProgressLine.parts(round).joined(separator: ", ")
+            + " (as of \(round.updated))"
     }
 
     /// The notifier as it is: configured or not, working or not, and since when.

@@ -4,14 +4,12 @@ import CourierSpool
 /// `courier why ENTRY`: the item's ledger history and where it is now.
 enum WhyCommand {
     static let command = Command(
-        "why", summary: "the item's ledger history, where it is now, and why", usage: "ENTRY [--json]",
+        "why", summary: "the item's ledger history, where it is now, and why", usage: "ENTRY [--json|--output FORMAT]",
         details: """
             For a batch item it also shows what the server said of it (status, server_id,
             etag, current_etag, message) and the etag kept for the entity its record writes.
             """,
-        options: [
-            .flag("--json", "one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}")
-        ],
+        options: Option.json("one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}"),
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier why w-2026-11-30-0700",
         run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
@@ -23,7 +21,7 @@ enum WhyCommand {
         let items: [SpoolItem]
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)
-        let json = arguments.flag("--json")
+        let json = try arguments.json()
         var objects: [[String: Any]] = []
         // Without a configuration `why` still explains, less precisely.
         let configuration = try? invocation.configurationIfAny(readingSecrets: false)

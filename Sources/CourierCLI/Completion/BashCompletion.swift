@@ -27,20 +27,25 @@ enum BashCompletion {
             # Written by `courier completions bash` from the command table
             # (Sources/CourierCLI/CommandTable.swift); `make completions` rewrites it.
 
-            _courier_entries() {
-                # Entries of the spool's state folders, by file name.
-                local spool=${COURIER_SPOOL:-/var/spool/courier}
+            _courier_list() {
+                # What only courier knows (its configuration's subscribers and
+                # catalogs, a spool's entries), asked of courier itself with the
+                # line's --config and --spool, so it looks where the command will.
+                local -a globals=()
                 local i
                 for ((i = 1; i < cword; i++)); do
                     case ${words[i]} in
-                        --spool) spool=${words[i + 1]} ;;
-                        --spool=*) spool=${words[i]#--spool=} ;;
+                        --config | --spool)
+                            if [[ ${words[i + 1]} == = ]]; then
+                                globals+=("${words[i]}=${words[i + 2]}")
+                            else
+                                globals+=("${words[i]}" "${words[i + 1]}")
+                            fi
+                            ;;
+                        --config=* | --spool=*) globals+=("${words[i]}") ;;
                     esac
                 done
-                local state
-                for state in "$@"; do
-                    [[ -d $spool/$state ]] && ls -1 "$spool/$state" 2>/dev/null
-                done
+                "${words[0]}" "${globals[@]}" completions --list "$1" -- "$cur" 2>/dev/null
             }
 
             _courier_offer() {
@@ -127,8 +132,9 @@ enum BashCompletion {
         }
         if !silent.isEmpty { lines.append(indent + silent.joined(separator: " | ") + ") return ;;") }
         for option in options where option.takesValue && option.completion != .nothing {
+            let names = ([option.name] + (option.short.map { [$0] } ?? [])).joined(separator: " | ")
             lines += [
-                indent + option.name + ")", indent + "    " + complete(option.completion), indent + "    return",
+                indent + names + ")", indent + "    " + complete(option.completion), indent + "    return",
                 indent + "    ;;",
             ]
         }
@@ -142,9 +148,8 @@ enum BashCompletion {
         case .files: return "_filedir"
         case .directories: return "_filedir -d"
         case .words(let words): return #"COMPREPLY=($(compgen -W ""# + words.joined(separator: " ") + #"" -- "$cur"))"#
-        case .entries(let states):
-            let names = states.map(\.rawValue).joined(separator: " ")
-            return #"COMPREPLY=($(compgen -W "$(_courier_entries "# + names + #")" -- "$cur"))"#
+        case .listed(let kinds):
+            return #"COMPREPLY=($(compgen -W "$(_courier_list "# + Listed.words(kinds) + #")" -- "$cur"))"#
         case .commands: return complete(.words(CommandTable.commands.map(\.name)))
         }
     }

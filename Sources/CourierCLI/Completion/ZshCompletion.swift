@@ -36,14 +36,21 @@ enum ZshCompletion {
             # Written by `courier completions zsh` from the command table
             # (Sources/CourierCLI/CommandTable.swift); `make completions` rewrites it.
 
-            _courier_entries() {
-                local spool=${opt_args[--spool]:-${COURIER_SPOOL:-/var/spool/courier}}
-                local -a names
-                local state
-                for state in "$@"; do
-                    [[ -d $spool/$state ]] && names+=(${(f)"$(ls -1 $spool/$state 2>/dev/null)"})
-                done
-                compadd -a names
+            _courier_list() {
+                # What only courier knows (its configuration's subscribers and
+                # catalogs, a spool's entries), asked of courier itself with the
+                # line's --config and --spool.
+                # Those before the command are in courier_globals: the command's
+                # own _arguments has replaced opt_args since. _arguments puts its
+                # compadd options before the kind of words, which comes last.
+                local kind=${@[-1]}
+                local -a globals names
+                local config=${opt_args[--config]:-${courier_globals[--config]}}
+                local spool=${opt_args[--spool]:-${courier_globals[--spool]}}
+                [[ -n $config ]] && globals+=(--config $config)
+                [[ -n $spool ]] && globals+=(--spool $spool)
+                names=(${(f)"$(${service:-courier} $globals completions --list $kind -- $PREFIX 2>/dev/null)"})
+                compadd "${@[1,-2]}" -a names
             }
 
             _courier() {
@@ -57,6 +64,8 @@ enum ZshCompletion {
                 _arguments -C $globals \
                     '1:command:->command' \
                     '*::argument:->argument' && ret=0
+                local -A courier_globals
+                courier_globals=("${(@kv)opt_args}")
 
                 case $state in
                     command)
@@ -111,7 +120,7 @@ enum ZshCompletion {
         case .files: return "_files"
         case .directories: return "_files -/"
         case .words(let words): return "(" + words.joined(separator: " ") + ")"
-        case .entries(let states): return "_courier_entries " + states.map(\.rawValue).joined(separator: " ")
+        case .listed(let kinds): return "_courier_list " + Listed.words(kinds)
         case .commands: return action(.words(CommandTable.commands.map(\.name)))
         }
     }

@@ -23,7 +23,7 @@ import Testing
         }
     }
 
-    @Test("courier help lists every command with its summary and exits 0; courier alone prints it and exits 64")
+    @Test("courier help lists every command with its summary and exits 0; courier alone prints it on stderr, exit 64")
     func theOverview() throws {
         let binary = try CourierBinary.locate()
         let help = try binary.run(["help"])
@@ -35,7 +35,10 @@ import Testing
         #expect(try binary.run(["--help"]).output == help.output)
         let bare = try binary.run([])
         #expect(bare.status == 64)
-        #expect(bare.output == help.output)
+        #expect(bare.output.isEmpty, "a usage error writes nothing a pipe would take for an answer")
+        #expect(bare.error == help.output)
+        let onlyGlobals = try binary.run(["--quiet"])
+        #expect(onlyGlobals.status == 64 && onlyGlobals.error == help.output)
     }
 
     @Test("help for a command that does not exist is a usage error")
@@ -89,7 +92,7 @@ import Testing
     @Test("the checked-in completion scripts are what courier completions prints, catalog and sink included")
     func completionsAreGenerated() throws {
         let binary = try CourierBinary.locate()
-        for (shell, file) in [("bash", "courier.bash"), ("zsh", "_courier")] {
+        for (shell, file) in [("bash", "courier.bash"), ("zsh", "_courier"), ("fish", "courier.fish")] {
             let printed = try binary.run(["completions", shell])
             #expect(printed.status == 0)
             let checkedIn = try String(
@@ -98,20 +101,62 @@ import Testing
                 printed.output == checkedIn,
                 "etc/completion/\(file) differs from `courier completions \(shell)`: run `make completions`")
             for word in ["catalog", "catalogDeleted", "--max-connections", "--signing-secret-file", "--full"] {
-                #expect(checkedIn.contains(word), "\(file) lacks \(word)")
+                // fish names a long option without its dashes: `-l full`.
+                let spelled = shell == "fish" && word.hasPrefix("--") ? "-l " + word.dropFirst(2) : word
+                #expect(checkedIn.contains(spelled), "\(file) lacks \(spelled)")
             }
         }
-        #expect(try binary.run(["completions", "fish"]).status == 64)
+        let csh = try binary.run(["completions", "csh"])
+        #expect(csh.status == 64 && csh.error.contains("no completion for csh"), "\(csh.error)")
+    }
+
+    /// A spool with one entry in needsAttention/, and a configuration of
+    /// subscribers alpha and beta and catalog products, for the shells to
+    /// complete from.
+    static func completionSetUp() throws -> (TemporaryDirectory, String, String) {
+        let directory = TemporaryDirectory("cli")
+        try directory.write(
+            """
+            [courier]
+            spool = \(directory.path)/spool
+            [subscriber alpha]
+            url = http://127.0.0.1:9/
+            [subscriber beta]
+            url = http://127.0.0.1:9/
+            [catalog products]
+            url = http://127.0.0.1:9/products
+            """, to: "c.conf")
+        let binary = try CourierBinary.locate()
+        #expect(try binary.run(["--config", directory.path + "/c.conf", "init"]).status == 0)
+        try directory.write("{}", to: "spool/needsAttention/k-1@alpha.json")
+        try directory.write("{}", to: "spool/queued/q-1@beta.json")
+        // The completions ask `courier` itself: the built one, first on PATH.
+        let path = URL(fileURLWithPath: binary.path).deletingLastPathComponent().path
+        return (directory, directory.path + "/c.conf", path)
+    }
+
+    @Test("completions --list prints the configuration's subscribers and catalogs and a spool's entries")
+    func theListedWords() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        let names = try binary.run(["--config", config, "completions", "--list", "subscribers,catalogs"])
+        #expect(names.output == "alpha\nbeta\nproducts\n", "\(names.output)\(names.error)")
+        let prefixed = try binary.run(["--config", config, "completions", "--list", "subscribers", "--", "b"])
+        #expect(prefixed.output == "beta\n")
+        let entries = try binary.run([
+            "--spool", directory.path + "/spool", "completions", "--list", "needsAttention,queued",
+        ])
+        #expect(entries.output == "k-1@alpha.json\nq-1@beta.json\n", "\(entries.output)")
+        let nothing = try binary.run(["--spool", "/nonexistent", "completions", "--list", "queued"])
+        #expect(nothing.status == 0 && nothing.output.isEmpty && nothing.error.isEmpty)
+        #expect(try binary.run(["completions", "--list", "everything"]).status == 64)
     }
 
     @Test(
-        "bash completes commands, catalog's subcommands, events, sink options and entries",
+        "bash completes commands, catalog's subcommands, events, sink options, subscribers and entries",
         .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
     func bashCompletes() throws {
-        let spool = TemporaryDirectory("cli")
-        try FileManager.default.createDirectory(
-            atPath: spool.path + "/needsAttention", withIntermediateDirectories: true)
-        try spool.write("{}", to: "needsAttention/k-1@alpha.json")
+        let (spool, config, path) = try Self.completionSetUp()
         let cases: [(String, [String])] = [
             ("courier cat", ["catalog"]),
             ("courier catalog ", ["sync", "status"]),
@@ -122,12 +167,18 @@ import Testing
             ("courier status --sp", ["--spool"]),
             ("courier --quiet sta", ["status"]),
             ("courier list needs", ["needsAttention"]),
-            ("courier ack --spool \(spool.path) ", ["k-1@alpha.json"]),
+            ("courier ack --spool \(spool.path)/spool ", ["k-1@alpha.json"]),
+            ("courier --config \(config) hold ", ["alpha", "beta"]),
+            ("courier --config=\(config) list --subscriber b", ["beta"]),
+            ("courier log --config \(config) --subscriber ", ["alpha", "beta", "products"]),
+            ("courier --config \(config) send-now ", ["q-1@beta.json"]),
+            ("courier status -o ", ["text", "json"]),
             ("courier help send", ["send-now"]),
-            ("courier completions ", ["bash", "zsh"]),
+            ("courier completions ", ["bash", "zsh", "fish"]),
         ]
         let script = TemporaryDirectory("bash")
         var text = """
+            export PATH=\(path):$PATH
             source /usr/share/bash-completion/bash_completion
             source etc/completion/courier.bash
             complete_line() {
@@ -155,14 +206,21 @@ import Testing
     }
 
     @Test(
-        "zsh completes catalog's subcommands with their summaries, events and sink options", .needs("zsh"),
+        "zsh completes catalog's subcommands with their summaries, events, sink options, subscribers and entries",
+        .needs("zsh"),
         arguments: [
             ("courier catalog ", ["sync", "status", "pull catalog deltas"]),
             ("courier log --event=catalog", ["catalogSynced", "catalogDeleted"]),
             ("courier sink --max", ["--max-connections"]),
             ("courier sink --listen 127.0.0.1:0 --signing", ["--signing-secret-file"]),
+            ("courier --config CONFIG hold ", ["alpha", "beta"]),
+            ("courier --config CONFIG why k-", ["k-1@alpha.json"]),
         ])
     func zshCompletes(_ line: String, _ expected: [String]) throws {
+        // The spool and configuration live as long as the test does.
+        let (spool, config, path) = try Self.completionSetUp()
+        defer { withExtendedLifetime(spool) {} }
+        let line = line.replacingOccurrences(of: "CONFIG", with: config)
         let folder = TemporaryDirectory("zsh")
         try FileManager.default.copyItem(
             atPath: Shell.repository + "/etc/completion/_courier", toPath: folder.path + "/_courier")
@@ -172,7 +230,7 @@ import Testing
             """
             zmodload zsh/zpty
             zpty z 'zsh -f -i'
-            zpty -w z 'PS1="%% "; fpath=(\(folder.path) $fpath); autoload -Uz compinit; compinit -u -D'
+            zpty -w z 'PS1="%% "; PATH=\(path):$PATH; fpath=(\(folder.path) $fpath); autoload -Uz compinit; compinit -u -D'
             zpty -w -n z $'\(line)\\t\\t'
             out=""
             for (( i = 0; i < 100; i++ )); do
@@ -185,5 +243,32 @@ import Testing
             """, to: "complete.zsh")
         let result = try Shell.run(["zsh", "-f", folder.path + "/complete.zsh"])
         for word in expected { #expect(result.output.contains(word), "`\(line)`: \(result.output)") }
+    }
+
+    @Test(
+        "fish completes commands, catalog's subcommands, options, subscribers and entries", .needs("fish"),
+        arguments: [
+            ("courier cat", ["catalog"]),
+            ("courier catalog ", ["status", "sync"]),
+            ("courier --spool DIR list --sub", ["--subscriber"]),
+            ("courier --config CONFIG hold ", ["alpha", "beta"]),
+            ("courier --config CONFIG why k", ["k-1@alpha.json"]),
+            ("courier status -o ", ["json", "text"]),
+            ("courier log --event catalogS", ["catalogSynced"]),
+        ])
+    func fishCompletes(_ line: String, _ expected: [String]) throws {
+        let (directory, config, path) = try Self.completionSetUp()
+        let line = line.replacingOccurrences(of: "CONFIG", with: config).replacingOccurrences(
+            of: "DIR", with: directory.path + "/spool")
+        let script = TemporaryDirectory("fish")
+        try script.write(
+            """
+            set -x PATH \(path) $PATH
+            source \(Shell.repository)/etc/completion/courier.fish
+            complete -C '\(line)'
+            """, to: "complete.fish")
+        let result = try Shell.run(["fish", "--no-config", script.path + "/complete.fish"])
+        let words = result.output.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
+        #expect(words == expected, "`\(line)`: \(result.output)")
     }
 }

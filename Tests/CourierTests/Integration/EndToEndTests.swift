@@ -49,7 +49,7 @@ import Testing
                 "courier: fatal: \(directory.path)/courier.conf:2: [courier] settle: `soon` is not a duration"))
     }
 
-    @Test("status shows a broken configuration instead of hiding it, and still shows the spool")
+    @Test("status shows a broken configuration instead of hiding it, still shows the spool, and fails with 78")
     func statusSaysWhenTheConfigurationIsBroken() throws {
         let server = try LoopbackServer(status: 201)
         let (directory, binary, config) = try Self.setUp(server: server)
@@ -57,7 +57,9 @@ import Testing
         let result = try binary.run([
             "--config", directory.path + "/broken.conf", "--spool", directory.path + "/spool", "status",
         ])
-        #expect(result.status == 0, "\(result.error)")
+        // A script (or a monitoring check) must not read "all is well" from
+        // a configuration the next round will refuse.
+        #expect(result.status == 78, "\(result.error)")
         #expect(result.output.contains("configuration: \(directory.path)/broken.conf:2"), "\(result.output)")
         #expect(result.output.contains("queued"))
         _ = config

@@ -37,7 +37,8 @@ import Testing
             "usr/lib/systemd/system/courier@.service", "usr/lib/systemd/system/courier@.timer",
             "etc/courier/courier.conf", "usr/share/man/man1/courier.1",
             "usr/share/man/man5/courier.conf.5", "usr/share/bash-completion/completions/courier",
-            "usr/share/zsh/vendor-completions/_courier", "usr/share/courier/courier-alerts.yml",
+            "usr/share/zsh/vendor-completions/_courier", "usr/share/fish/vendor_completions.d/courier.fish",
+            "usr/share/courier/courier-alerts.yml",
         ] {
             #expect(FileManager.default.fileExists(atPath: root.path + "/" + path), "\(path)")
         }

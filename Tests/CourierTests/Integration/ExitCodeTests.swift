@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Exit statuses a producer script can act on (sysexits.h), from the
+/// built binary: 65 bad data, 66 a missing input file, 73 a spool that
+/// cannot take the record, 77 permission denied.
+@Suite(.serialized, .tags(.integration)) struct ExitCodeTests {
+    static func setUp(spool: String = "spool", in directory: TemporaryDirectory = TemporaryDirectory("exit"))
+        throws -> (TemporaryDirectory, CourierBinary, String)
+    {
+        try directory.write(
+            "[courier]\nspool = \(spool)\nsettle = 0s\n[subscriber alpha]\nurl = http://127.0.0.1:9/\n",
+            to: "courier.conf")
+        return (directory, try CourierBinary.locate(), directory.path + "/courier.conf")
+    }
+
+    @Test("enqueue of a file that is not there exits 66 naming it; a bad record beside it does not hide that")
+    func aMissingInputFileIs66() throws {
+        let (directory, binary, config) = try Self.setUp()
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        try directory.write(#"{"kind":"sleep"}"#, to: "no-id.json")
+        let missing = try binary.run(["--config", config, "enqueue", directory.path + "/nope.json"])
+        #expect(missing.status == 66, "\(missing.error)")
+        #expect(
+            missing.error.contains("unable to read \(directory.path)/nope.json: No such file or directory"),
+            "\(missing.error)")
+        let both = try binary.run([
+            "--config", config, "enqueue", directory.path + "/no-id.json", directory.path + "/nope.json",
+        ])
+        #expect(both.status == 66, "\(both.error)")
+        let bad = try binary.run(["--config", config, "enqueue", directory.path + "/no-id.json"])
+        #expect(bad.status == 65, "only bad data is 65: \(bad.error)")
+    }
+
+    @Test("enqueue into a spool that does not exist exits 73, and creates nothing")
+    func aMissingSpoolIs73() throws {
+        let (directory, binary, config) = try Self.setUp(spool: "nowhere")
+        let result = try binary.run(["--config", config, "enqueue", "-"], input: #"{"id":"a","kind":"sleep"}"#)
+        #expect(result.status == 73, "\(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/nowhere"))
+    }
+
+    @Test(
+        "a user who may not write the spool gets 77 and `Permission denied` from enqueue and status, not `run courier init`",
+        .asRoot("runs courier as another user"), .needs("runuser", "useradd"))
+    func permissionDeniedIs77() throws {
+        let stranger = try TemporaryAccount(.user, label: "strg")
+        // The spool's path in full: the other user runs courier from /.
+        let directory = TemporaryDirectory("exit")
+        let (_, binary, config) = try Self.setUp(spool: directory.path + "/spool", in: directory)
+        chmod(directory.path, 0o755)
+        chmod(config, 0o644)
+        let copy = directory.path + "/courier"
+        try FileManager.default.copyItem(atPath: binary.path, toPath: copy)
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let enqueued = try stranger.run(
+            "echo '{\"id\":\"s-1\",\"kind\":\"sleep\"}' | \(copy) --config \(config) enqueue -", umask: "0022")
+        #expect(enqueued.status == 77, "\(enqueued.output)")
+        #expect(enqueued.output.contains("Permission denied"), "\(enqueued.output)")
+        let status = try stranger.run("\(copy) --config \(config) status", umask: "0022")
+        #expect(status.status == 77, "\(status.output)")
+        #expect(status.output.contains("Permission denied"), "\(status.output)")
+        #expect(!status.output.contains("courier init`)"), "\(status.output)")
+    }
+}
