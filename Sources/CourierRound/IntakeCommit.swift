@@ -51,8 +51,10 @@ struct IntakeCommit {
                 continue
             }
             // An entry's modification time is its intake time: route-wait
-            // and prune count from it, not from when a script wrote it.
-            transition.stamps.append(.init(accepted.name, in: .state(.queued), to: .now))
+            // and prune count from it, not from when a script wrote it (or
+            // what `cp -p` kept). Set through the descriptor intake read
+            // by: no lookup of the name in a large queued/.
+            transition.touches.append(accepted.file)
             transition.moves.append(.init(accepted.name, from: .state(.queued), to: .state(target), as: first.fileName))
         }
         let committed = try session.commit(transition)
