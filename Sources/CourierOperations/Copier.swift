@@ -20,7 +20,7 @@ public struct Copier {
         let target = subscriber ?? original.subscriber
         guard configuration.subscriber(named: target) != nil else { throw .unknownSubscriber(target.value) }
         // Two workers numbering copies at once would pick the same number.
-        let serial: RoundLock?
+        let serial: SerialLock
         do { serial = try session.serialLock() } catch { throw .spool(error) }
         defer { withExtendedLifetime(serial) {} }
         let copy = EntryName(

@@ -216,7 +216,12 @@ public final class DirectoryHandle {
     /// A fresh stream of this directory's entries, read lazily so that a
     /// million-entry queue never sits in memory at once.
     public func entries() throws(SystemError) -> DirectoryStream {
-        let copy = try system("list", displayPath) { dup(descriptor.rawValue) }
+        // A descriptor of its own (not a dup, which would share the
+        // handle's file position): two streams over one folder at once,
+        // a pass's and a listing's, must not move each other on.
+        let copy = try system("list", displayPath) {
+            openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
         guard let stream = fdopendir(copy) else {
             let error = Errno.current
             close(copy)
@@ -274,6 +279,26 @@ public final class DirectoryStream {
             lastKind = Self.kind(of: entry.pointee.d_type)
             lastInode = UInt64(entry.pointee.d_ino)
             return FileName(bytes: name)
+        }
+    }
+
+    /// The fingerprint (`FileName.fingerprint`) of every visible name from
+    /// here to the end, hashed where readdir left it: a folder of a million
+    /// names is listed without a million allocations.
+    public func fingerprints(into found: inout [UInt64]) throws(SystemError) {
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                let error = Errno.current
+                if error.code != 0 { throw SystemError("list", path: path, error) }
+                return
+            }
+            let fingerprint = withUnsafeBytes(of: &entry.pointee.d_name) { raw -> UInt64? in
+                let length = raw.firstIndex(of: 0) ?? raw.count
+                guard length > 0, raw[0] != UInt8(ascii: ".") else { return nil }
+                return FileName.fingerprint(of: raw[0..<length])
+            }
+            if let fingerprint { found.append(fingerprint) }
         }
     }
 

@@ -18,9 +18,19 @@ public final class FileDescriptor {
     /// Reads at most `limit` bytes; the caller learns the file was larger
     /// when it gets `limit` bytes back and asked for `limit - 1`. The size
     /// from fstat sizes the buffer, so a small file costs one allocation.
-    public func read(upTo limit: Int) throws(SystemError) -> [UInt8] {
-        var info = stat()
-        let hint = fstat(rawValue, &info) == 0 && info.st_size >= 0 ? Int(info.st_size) + 1 : 64 * 1024
+    ///
+    /// `size`: what an fstat of the file just said. A first read that
+    /// returns exactly that many bytes, fewer than it asked for, is the end
+    /// of the file: no second read to learn that (nor an fstat of its
+    /// own). A file that grew since is read on to its end.
+    public func read(upTo limit: Int, size: Int? = nil) throws(SystemError) -> [UInt8] {
+        let hint: Int
+        if let size, size >= 0 {
+            hint = size + 1
+        } else {
+            var info = stat()
+            hint = fstat(rawValue, &info) == 0 && info.st_size >= 0 ? Int(info.st_size) + 1 : 64 * 1024
+        }
         var result: [UInt8] = []
         var capacity = max(1, min(limit, hint))
         while result.count < limit {
@@ -50,6 +60,7 @@ public final class FileDescriptor {
             result.removeLast(room - max(count, 0))
             if let failure { throw SystemError("read", path: path, failure) }
             if count == 0 { break }
+            if let size, start == 0, count == size, count < room { break }
         }
         return result
     }
@@ -102,6 +113,29 @@ public final class FileDescriptor {
         }
     }
 
+    /// Writes every byte at `offset` (pwrite: the file position is left
+    /// alone, and a file opened without O_APPEND is overwritten there).
+    public func write(_ bytes: [UInt8], at offset: Int) throws(SystemError) {
+        var done = 0
+        while done < bytes.count {
+            let fd = rawValue
+            let written = done
+            let result: Result<Int, Errno> = bytes.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return .success(0) }
+                do throws(Errno) {
+                    return .success(
+                        try systemCount { pwrite(fd, base + written, buffer.count - written, off_t(offset + written)) })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch result {
+            case .success(let count): done += count
+            case .failure(let error): throw SystemError("write", path: path, error)
+            }
+        }
+    }
+
     /// Cuts the file back to `size` bytes.
     public func truncate(to size: Int) throws(SystemError) {
         try system("truncate", path) { ftruncate(rawValue, off_t(size)) }
@@ -128,6 +162,15 @@ public final class FileDescriptor {
 
     public func sync() throws(SystemError) {
         try system("sync", path) { fsync(rawValue) }
+    }
+
+    /// Sets the modification time to now (futimens: the open file itself,
+    /// no lookup by name).
+    public func touch() throws(SystemError) {
+        // UTIME_NOW from <sys/stat.h>, a macro Swift does not import.
+        let now = (1 << 30) - 1
+        let times = [timespec](repeating: timespec(tv_sec: 0, tv_nsec: now), count: 2)
+        try system("touch", path) { futimens(rawValue, times) }
     }
 
     public func status() throws(SystemError) -> FileStatus {

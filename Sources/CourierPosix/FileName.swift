@@ -16,6 +16,17 @@ public struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// The name as UTF-8 text, or nil when it is not valid UTF-8.
     public var string: String? { String(validating: bytes, as: UTF8.self) }
 
+    /// A 64-bit FNV-1a hash of the bytes, the same in every process (Swift's
+    /// `hashValue` is seeded per run): for sets of names too large to hold
+    /// as names (`DirectoryStream.fingerprints`).
+    public var fingerprint: UInt64 { Self.fingerprint(of: bytes) }
+
+    public static func fingerprint(of bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
     public static func < (lhs: FileName, rhs: FileName) -> Bool {
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }

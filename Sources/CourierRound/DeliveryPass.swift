@@ -126,6 +126,11 @@ final class DeliveryPass {
                     break
                 }
             }
+            // Nothing in flight after starting what can: the pass would only
+            // wait, so what waits in sending/ is committed first. A collect
+            // that happens to finish every request in flight is no reason:
+            // the next requests start before the pass looks again.
+            if inFlight.isEmpty { try commits.commit() }
             let now = clock()
             var wait: Duration = .seconds(1)
             if let soonest = waiting.map(\.due).min() { wait = min(wait, max(.zero, soonest - now)) }
@@ -133,7 +138,7 @@ final class DeliveryPass {
             let finished: [(tag: Int, response: DeliveryResponse)]
             do { finished = try startedTransport().collect(wait: wait) } catch { throw .curl(error) }
             settle(finished)
-            if commits.isDue(at: clock(), idle: inFlight.isEmpty) { try commits.commit() }
+            if commits.isDue(at: clock()) { try commits.commit() }
             onTick?(counts)
         }
         try commits.commit()

@@ -38,10 +38,11 @@ final class GroupCommit {
     /// When the commit must happen at the latest, if anything waits.
     var deadline: MonotonicInstant? { oldest.map { $0 + Self.delay } }
 
-    /// Due when full, old enough, or when nothing else is in flight.
-    func isDue(at now: MonotonicInstant, idle: Bool) -> Bool {
+    /// Due when full or old enough. (The pass also commits when it has
+    /// nothing in flight after starting what it can, rather than wait.)
+    func isDue(at now: MonotonicInstant) -> Bool {
         guard let oldest else { return false }
-        return gathered.lines.count >= Self.size || now - oldest >= Self.delay || idle
+        return gathered.lines.count >= Self.size || now - oldest >= Self.delay
     }
 
     func commit() throws(RoundError) {

@@ -46,7 +46,8 @@ package struct Intake {
         /// The dropped file, open: its data is fsynced before it becomes an
         /// entry (Postfix's pickup does the same before cleanup takes it).
         let file: FileDescriptor
-        /// The open file's size and time just after its bytes were read.
+        /// The open file's size and time as its bytes were read (the status
+        /// the checked read took of it).
         let readAs: FileStatus?
         let record: Record
         let target: SpoolState
@@ -79,16 +80,17 @@ package struct Intake {
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
     func take(
-        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]], into report: inout IntakeReport
+        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]], lookup: inout EntryLookup,
+        into report: inout IntakeReport
     )
         throws(SpoolError) -> Accepted?
     {
-        guard let (record, file) = try read(name, kind: kind, into: &report) else { return nil }
-        let readAs = try? file.status()
+        guard let (record, file, readAs) = try read(name, kind: kind, into: &report) else { return nil }
         switch configuration.subscribers(for: record) {
         case .chosen(let subscribers):
             return try plan(
-                name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned, into: &report)
+                name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned,
+                lookup: &lookup, into: &report)
         case .route(let workout):
             try keepRoute(record, for: workout, from: name, report: &report)
             return nil
@@ -105,7 +107,7 @@ package struct Intake {
     /// did not say, and an `lstat` asks. Nothing but a regular file is
     /// opened (a device could do something on open).
     private func read(_ name: FileName, kind listed: FileStatus.Kind?, into report: inout IntakeReport)
-        throws(SpoolError) -> (Record, FileDescriptor)?
+        throws(SpoolError) -> (Record, FileDescriptor, FileStatus?)?
     {
         var kind = listed
         if kind == nil {
@@ -120,9 +122,10 @@ package struct Intake {
         }
         let bytes: [UInt8]
         let file: FileDescriptor
+        let opened: FileStatus?
         switch spool.openChecked(name, in: .queued, limit: configuration.maxRecordSize) {
-        case (.vanished, _), (.read, nil): return nil
-        case (.refused(let reason), _):
+        case (.vanished, _, _), (.read, nil, _): return nil
+        case (.refused(let reason), _, _):
             if try isHalfTakenIn(name) {
                 report.duplicates += 1
                 return nil
@@ -135,13 +138,14 @@ package struct Intake {
             }
             try flag(name, reason: reason, report: &report)
             return nil
-        case (.read(let content), let opened?):
+        case (.read(let content), let openedFile?, let status):
             bytes = content
-            file = opened
+            file = openedFile
+            opened = status
         }
         switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
         case .success(let record):
-            return (record, file)
+            return (record, file, opened)
         case .failure(let problem) where problem.mayBeIncomplete && isSettling(file):
             report.settling += 1
             return nil
@@ -184,13 +188,13 @@ package struct Intake {
     /// file (a conflict on any subscriber leaves it untouched for a person).
     private func plan(
         _ name: FileName, file: FileDescriptor, readAs: FileStatus?, record: Record, for subscribers: [Subscriber],
-        planned: inout [EntryName: [UInt8]], into report: inout IntakeReport
+        planned: inout [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
     ) throws(SpoolError) -> Accepted? {
         var entries: [EntryName] = []
         var duplicates: [(EntryName, SpoolState)] = []
         for subscriber in subscribers {
             let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
-            guard let existing = try existing(entry, planned: planned) else {
+            guard let existing = try existing(entry, planned: planned, lookup: &lookup) else {
                 entries.append(entry)
                 continue
             }
@@ -216,11 +220,11 @@ package struct Intake {
     /// An entry of the same name, in this round's earlier files or in any
     /// state folder (another worker's claims too, on a shared spool); one
     /// that cannot be read counts as different bytes.
-    private func existing(_ entry: EntryName, planned: [EntryName: [UInt8]]) throws(SpoolError)
-        -> (bytes: [UInt8], place: String, state: SpoolState?)?
+    private func existing(_ entry: EntryName, planned: [EntryName: [UInt8]], lookup: inout EntryLookup)
+        throws(SpoolError) -> (bytes: [UInt8], place: String, state: SpoolState?)?
     {
         if let earlier = planned[entry] { return (earlier, "an earlier file of this round", nil) }
-        guard let (state, folder) = try spool.find(entry.fileName) else { return nil }
+        guard let (state, folder) = try lookup.find(entry.fileName, in: spool) else { return nil }
         let place = folder.displayPath(of: entry.fileName)
         switch spool.readChecked(entry.fileName, in: folder, limit: configuration.maxRecordSize) {
         case .read(let stored): return (stored, place, state)

@@ -52,8 +52,10 @@ struct IntakeCommit {
                 continue
             }
             // An entry's modification time is its intake time: route-wait
-            // and prune count from it, not from when a script wrote it.
-            transition.stamps.append(.init(accepted.name, in: .state(.queued), to: .now))
+            // and prune count from it, not from when a script wrote it (or
+            // what `cp -p` kept). Set through the descriptor intake read
+            // by: no lookup of the name in a large queued/.
+            transition.touches.append(accepted.file)
             // Only the file read: one a script renamed over the dropped
             // name since stays there for the next intake, and the entry is
             // written from the bytes read, as for a file moved away.

@@ -14,11 +14,13 @@ final class IntakeSession {
     /// earlier groups' entries are on disk by the time the next is planned.
     private var planned: [EntryName: [UInt8]] = [:]
     private(set) var report = IntakeReport()
-    /// On a shared spool, held from a group's first file to its commit:
-    /// the duplicate check and the entries it decides on are one step
-    /// between workers, and a file another worker took is gone by the time
-    /// this one looks.
-    private var serial: RoundLock?
+    /// Held from a group's first file to its commit: the duplicate check
+    /// and the entries it decides on are one step between workers (and a
+    /// file another worker took is gone by the time this one looks), and
+    /// the listing it may use is exact under it.
+    private var serial: SerialLock?
+    /// The duplicate check, by lookups or by a listing (`EntryLookup`).
+    private(set) var lookup = EntryLookup()
     /// Runs before the serial lock is taken: what may wait on the network
     /// (an OAuth token for a subscriber intake sends to) is fetched here,
     /// never while the other workers wait for the lock.
@@ -38,10 +40,13 @@ final class IntakeSession {
     func offer(_ name: FileName, kind: FileStatus.Kind?) throws(SpoolError) {
         if serial == nil {
             beforeSerialLock()
-            serial = try intake.session.serialLock()
+            let lock = try intake.session.serialLock()
+            lookup.locked(lock)
+            serial = lock
         }
-        guard let accepted = try intake.take(name, kind: kind, planned: &planned, into: &report) else {
-            if group.isEmpty { serial = nil }
+        guard let accepted = try intake.take(name, kind: kind, planned: &planned, lookup: &lookup, into: &report)
+        else {
+            if group.isEmpty { unlock() }
             return
         }
         group.append(accepted)
@@ -56,9 +61,19 @@ final class IntakeSession {
             group.removeAll(keepingCapacity: true)
             planned.removeAll(keepingCapacity: true)
             groupBytes = 0
-            serial = nil
+            unlock()
         }
-        return try IntakeCommit(session: intake.session, round: intake.round)
+        let claimed = try IntakeCommit(session: intake.session, round: intake.round)
             .commit(group, sendNow: sendNow, into: &report)
+        for accepted in group {
+            for entry in accepted.entries { lookup.made(entry.fileName) }
+        }
+        return claimed
+    }
+
+    private func unlock() {
+        guard serial != nil else { return }
+        lookup.unlocked()
+        serial = nil
     }
 }

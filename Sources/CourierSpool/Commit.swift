@@ -29,6 +29,12 @@ extension SpoolSession {
     public func commit(_ transition: Transition) throws(SpoolError) -> Committed {
         var committed = Committed()
         guard !transition.isEmpty else { return committed }
+        // A command that creates or moves names does so under the serial
+        // lock, so that a round's listing of the state folders, taken
+        // under it, stays exact (`StateListing`). A round's own commits
+        // never run during its listing.
+        let serial = spool.heldRoundLock == nil && transition.changesNames ? try serialLock() : nil
+        defer { withExtendedLifetime(serial) {} }
         var touched = TouchedFolders()
         for folder in unsyncedSources { touched.lost(folder) }
         let files = transition.newFiles + (try tagFiles(transition.tags))
@@ -39,6 +45,7 @@ extension SpoolSession {
         try ledger.append(transition.lines)
         for append in transition.appends { try carryOut(append, touched: &touched) }
         for stamp in transition.stamps { try set(stamp, touched: &touched) }
+        for file in transition.touches { try? file.touch() }
         for (temporary, file) in staged {
             try publish(temporary, as: file, touched: &touched, into: &committed)
             published += 1

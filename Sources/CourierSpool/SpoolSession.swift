@@ -24,6 +24,8 @@ public final class SpoolSession {
     var droppedInodes: [UInt64: FileName]?
     /// Handles of the places transitions have named, opened once.
     private var handles: [SpoolPlace: DirectoryHandle] = [:]
+    /// The serial lock while something of this process holds it.
+    private weak var heldSerialLock: SerialLock?
 
     /// `worker`: on a shared spool, this process's worker; its claims go to
     /// `sending/WORKER/` and its lines to `YYYY-MM-DD.WORKER.tsv`.
@@ -70,9 +72,15 @@ public final class SpoolSession {
     /// text (a hold's reason) use this.
     public func redact(_ text: String) -> String { ledger.redactor.redact(text) }
 
-    /// The short lock for what must stay serial between the workers of a
-    /// shared spool (`Spool.serialLock`); nil with one worker.
-    public func serialLock() throws(SpoolError) -> RoundLock? { try spool.serialLock() }
+    /// The short lock for what must stay serial (`Spool.serialLock`). Taken
+    /// once per process: while this process holds it, asking again returns
+    /// the same hold (a second flock of the file would wait for the first).
+    public func serialLock() throws(SpoolError) -> SerialLock {
+        if let held = heldSerialLock { return held }
+        let lock = try spool.serialLock()
+        heldSerialLock = lock
+        return lock
+    }
 
     /// The open folder a transition means by `place`, for reading what is
     /// there; folders of state files (`held/`, `etags/SUB/`,

@@ -24,6 +24,14 @@ public enum SpoolPlace: Hashable, Sendable, CustomStringConvertible {
     /// `ledger/`: only for removing day files prune ages out.
     case ledger
 
+    /// A folder that holds items: a state folder, or a part of `sending/`.
+    var isStateFolder: Bool {
+        switch self {
+        case .state, .sendingRoot, .claims: return true
+        case .control, .held, .entityTags, .catalog, .tmp, .ledger: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .state(let state): return state.rawValue + "/"
@@ -173,6 +181,10 @@ public struct Transition {
     public var appends: [Append] = []
     public var tags: [EntityTagUpdate] = []
     public var stamps: [Stamp] = []
+    /// Open files whose modification time is set to now before the moves,
+    /// through the descriptor (intake's touch of the dropped files it read;
+    /// one courier may not touch keeps its own time).
+    public var touches: [FileDescriptor] = []
     public var moves: [Move] = []
     public var removals: [Removal] = []
 
@@ -187,7 +199,13 @@ public struct Transition {
 
     public var isEmpty: Bool {
         durable.isEmpty && newFiles.isEmpty && lines.isEmpty && appends.isEmpty && tags.isEmpty && stamps.isEmpty
-            && moves.isEmpty && removals.isEmpty
+            && touches.isEmpty && moves.isEmpty && removals.isEmpty
+    }
+
+    /// Whether it makes a name in a state folder appear there: a new entry,
+    /// or a move (removals only make names go).
+    var changesNames: Bool {
+        moves.contains { $0.to.isStateFolder } || newFiles.contains { $0.place.isStateFolder }
     }
 
     /// Gathers another transition into this one: one commit for both.
@@ -198,6 +216,7 @@ public struct Transition {
         appends += other.appends
         tags += other.tags
         stamps += other.stamps
+        touches += other.touches
         moves += other.moves
         removals += other.removals
     }

@@ -58,18 +58,27 @@ extension Spool {
         guard let spoolWide = try take(lockFile(Self.roundLockName, in: control), shared: true, wait: wait)
         else { return nil }
         let own = try take(lockFile(FileName(worker.value + ".lock"), in: workersFolder()), shared: false, wait: wait)
-        return own.map { [spoolWide, $0] }
+        guard let own else { return nil }
+        heldRoundLock = spoolWide
+        return [spoolWide, own]
     }
 
-    /// The short lock for what must stay serial between workers: an
-    /// intake group (its duplicate check and its entries), attaching
-    /// routes, `copy` numbering, prune (a catalog sync has its own lock,
-    /// `catalog-NAME.lock`). Nil on a spool with
-    /// one worker, whose round lock already makes these serial. Held until
-    /// the value goes (`withExtendedLifetime`).
-    public func serialLock() throws(SpoolError) -> RoundLock? {
-        guard worker != nil else { return nil }
-        return try take(lockFile(Self.serialLockName, in: control), shared: false, wait: true)
+    /// The short lock for what must stay serial: an intake group (its
+    /// duplicate check and its entries), attaching routes, `copy`
+    /// numbering, prune, and every commit of a command that creates or
+    /// moves names (a catalog sync has its own lock, `catalog-NAME.lock`).
+    /// Taken on every spool: with one worker the round lock keeps rounds
+    /// apart, but not a round from the commands beside it, and a round's
+    /// intake lists the state folders under this lock (`StateListing`).
+    /// Held until the value goes (`withExtendedLifetime`).
+    public func serialLock() throws(SpoolError) -> SerialLock {
+        let file = try lockFile(Self.serialLockName, in: control)
+        do {
+            _ = try file.lockExclusively(wait: true)
+            return try SerialLock(holding: file)
+        } catch {
+            throw .operation("lock", path: file.path, error.errno)
+        }
     }
 
     /// Takes a dead worker's lock, so that its claims can be recovered while
@@ -168,4 +177,29 @@ public struct WorkerState: Sendable, Equatable {
     public let alive: Bool
     /// Entries in its `sending/WORKER/`.
     public let claims: Int
+}
+
+/// `.courier/serial.lock`, held. Its first eight bytes count the times it
+/// has been taken, each holder adding one: a holder that finds the count
+/// it left the last time knows that nobody else held the lock between,
+/// so no command created or moved a name meanwhile. The count is only
+/// compared between live processes, so it is never fsynced.
+public final class SerialLock {
+    let file: FileDescriptor
+    /// The count as this holder found it, and as it left it.
+    public let found: UInt64
+    public let left: UInt64
+
+    init(holding file: FileDescriptor) throws(SystemError) {
+        self.file = file
+        let bytes = try file.read(from: 0, upTo: 8)
+        var count: UInt64 = 0
+        if bytes.count == 8 {
+            for byte in bytes.reversed() { count = count << 8 | UInt64(byte) }
+        }
+        found = count
+        left = count &+ 1
+        let next = left
+        try file.write((0..<8).map { UInt8(truncatingIfNeeded: next >> (8 * UInt64($0))) }, at: 0)
+    }
 }

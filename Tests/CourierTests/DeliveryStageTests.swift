@@ -176,4 +176,22 @@ final class ScriptedTransport: Transport {
         #expect((4...6).contains(commits), "\(commits) ledger writes for 400 items arriving 1 ms apart")
         #expect(try spool.names(in: .sent).count == 400)
     }
+
+    @Test("a collect that finishes every request in flight is no reason to commit: the next requests start first")
+    func theGroupCommitIsNotCutShortByAnEmptyMoment() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        try Self.queue(spool, (0..<400).map { "e\($0)" }, subscriber: "alpha")
+        let writes = FaultPlan()
+        spool.session.faults = writes
+        // Every collect answers all eight in flight at once, a millisecond
+        // apart: for an instant after each, nothing is in flight.
+        let transport = ScriptedTransport(clock: FakeClock()) { _, _ in ScriptedTransport.response(201) }
+        let summary = try Self.pass(spool, mode: .background, transport: transport).run()
+
+        #expect(summary.sent == 400)
+        // 400 lines in 50 ms: one commit at 256 lines, one at the end.
+        let commits = writes.counts[.write] ?? 0
+        #expect(commits == 2, "\(commits) ledger writes for 400 items answered eight at a time")
+        #expect(try spool.names(in: .sent).count == 400)
+    }
 }

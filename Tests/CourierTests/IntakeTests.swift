@@ -93,9 +93,12 @@ import Testing
         let intake = Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
         var planned: [EntryName: [UInt8]] = [:]
         var report = IntakeReport()
-        #expect(try intake.take(FileName("fifo.json"), kind: nil, planned: &planned, into: &report) == nil)
+        var lookup = EntryLookup()
+        #expect(
+            try intake.take(FileName("fifo.json"), kind: nil, planned: &planned, lookup: &lookup, into: &report) == nil)
         #expect(report.flagged.count == 1)
-        let fine = try intake.take(FileName("fine.json"), kind: nil, planned: &planned, into: &report)
+        let fine = try intake.take(
+            FileName("fine.json"), kind: nil, planned: &planned, lookup: &lookup, into: &report)
         #expect(fine?.entries.map(\.description) == ["fine@alpha"])
         let stream = try spool.spool.directory(.queued).entries()
         while let name = try stream.next() {

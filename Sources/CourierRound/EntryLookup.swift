@@ -1,0 +1,83 @@
+import CourierPosix
+import CourierSpool
+
+/// Intake's duplicate check, the question whether an entry name exists in
+/// any state folder, answered the cheaper way for the round. A lookup asks
+/// six folders and, for a new record, fails in all six: about 25 µs in
+/// large folders. A listing of the folders (`StateListing`) costs a
+/// fraction of a microsecond per name they hold, and after it only names
+/// the listing holds are looked up. So names are looked up until the
+/// lookups made would have paid for a listing, by the folders' sizes, and
+/// then the folders are listed once: never more than twice the cheaper
+/// way's cost, whether a round takes in ten files beside a million sent
+/// entries or ten thousand into an empty spool.
+///
+/// The listing is taken under the serial lock, on a spool with one worker
+/// only, and dropped when the lock's count shows that someone else held
+/// the lock since this round last did (a command may have made a name);
+/// the names intake makes are added as it commits them.
+struct EntryLookup {
+    private var listing: StateListing?
+    /// Lookups made without a listing since the last one was dropped.
+    private var lookups = 0
+    /// What listing the state folders would cost, in directory bytes.
+    private var listingBytes: Int?
+    /// The serial lock's count as this round left it, while it holds it.
+    private var held: UInt64?
+    private var leftLast: UInt64?
+
+    /// A failing lookup in six folders costs what listing about 3 KB of
+    /// directory does (six lookups of ~4 µs; ~40 bytes a name listed at
+    /// ~0.27 µs), measured on ext4 (docs/performance.md).
+    static let lookupBytes = 3072
+
+    /// Whether a listing is in use (for tests and the profile).
+    var isListing: Bool { listing != nil }
+
+    /// The serial lock was taken for a group: a listing outlives the last
+    /// hold only if nobody held the lock between.
+    mutating func locked(_ lock: SerialLock) {
+        if let leftLast, lock.found != leftLast {
+            listing = nil
+            lookups = 0
+        }
+        held = lock.left
+    }
+
+    /// The group's hold ended.
+    mutating func unlocked() {
+        if let held { leftLast = held }
+        held = nil
+    }
+
+    /// The state and folder holding `name`, as `Spool.find` answers.
+    mutating func find(_ name: FileName, in spool: Spool) throws(SpoolError)
+        -> (state: SpoolState, folder: DirectoryHandle)?
+    {
+        if let listing, !listing.mayHold(name) { return nil }
+        let found = try spool.find(name)
+        if listing == nil {
+            lookups += 1
+            try listIfCheaper(spool)
+        }
+        return found
+    }
+
+    /// A name intake made.
+    mutating func made(_ name: FileName) {
+        listing?.add(name)
+    }
+
+    private mutating func listIfCheaper(_ spool: Spool) throws(SpoolError) {
+        guard held != nil, spool.worker == nil else { return }
+        let bytes: Int
+        if let known = listingBytes {
+            bytes = known
+        } else {
+            bytes = try spool.stateFolderBytes()
+            listingBytes = bytes
+        }
+        guard lookups * Self.lookupBytes >= bytes else { return }
+        listing = try spool.listStateFolders()
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+@testable import CourierConfig
+@testable import CourierPosix
+@testable import CourierRound
+@testable import CourierSpool
+
+/// Intake's duplicate check by a listing of the state folders: taken when
+/// lookups would cost more, under the serial lock, and dropped when a
+/// command held that lock since; exact either way.
+@Suite struct EntryLookupTests {
+    static func entry(_ id: String) -> FileName { FileName("\(id)@alpha.json") }
+
+    static func record(_ id: String) -> [UInt8] { Array(#"{"id":"\#(id)","kind":"sleep"}"#.utf8) }
+
+    /// Looks up absent names under one hold of the serial lock until the
+    /// lookup lists the folders; returns how many it took.
+    static func lookUntilListing(_ lookup: inout EntryLookup, _ spool: TemporarySpool) throws -> Int {
+        for attempt in 1...10_000 {
+            #expect(try lookup.find(entry("absent-\(attempt)"), in: spool.spool) == nil)
+            if lookup.isListing { return attempt }
+        }
+        throw TestFailure("no listing after 10,000 lookups")
+    }
+
+    @Test("after lookups worth a listing, the state folders are listed once, and names are answered from it exactly")
+    func listsWhenListingIsCheaper() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        for index in 0..<40 {
+            try spool.spool.deliverNewFile(Self.record("s\(index)"), named: Self.entry("s\(index)"), into: .sent)
+        }
+        try spool.spool.deliverNewFile(Self.record("f"), named: Self.entry("f"), into: .failed)
+        var lookup = EntryLookup()
+        let lock = try spool.session.serialLock()
+        lookup.locked(lock)
+        let lookups = try Self.lookUntilListing(&lookup, spool)
+        // Small folders: a few lookups pay for listing them.
+        #expect(lookups < 100, "\(lookups) lookups before listing")
+        #expect(try lookup.find(Self.entry("s7"), in: spool.spool)?.state == .sent)
+        #expect(try lookup.find(Self.entry("f"), in: spool.spool)?.state == .failed)
+        #expect(try lookup.find(Self.entry("never"), in: spool.spool) == nil)
+        // A name the round makes is added, and found.
+        try spool.spool.deliverNewFile(Self.record("new"), named: Self.entry("new"), into: .sending)
+        lookup.made(Self.entry("new"))
+        #expect(try lookup.find(Self.entry("new"), in: spool.spool)?.state == .sending)
+        withExtendedLifetime(lock) {}
+    }
+
+    @Test("a name a command makes between two intake groups is found: its commit held the serial lock")
+    func aCommandBetweenGroupsDropsTheListing() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        var lookup = EntryLookup()
+        do {
+            let lock = try spool.session.serialLock()
+            lookup.locked(lock)
+            _ = try Self.lookUntilListing(&lookup, spool)
+            lookup.unlocked()
+        }
+        // A group with nobody between keeps its listing.
+        do {
+            let lock = try spool.session.serialLock()
+            lookup.locked(lock)
+            #expect(lookup.isListing)
+            lookup.unlocked()
+        }
+        // A command (no round lock) makes an entry: its commit takes the lock.
+        let command = try SpoolSession(path: spool.path, worker: nil)
+        try command.commit(
+            Transition(newFiles: [
+                .init(Self.record("late"), as: Self.entry("late"), in: .state(.queued), replacing: false)
+            ]))
+        let lock = try spool.session.serialLock()
+        lookup.locked(lock)
+        #expect(!lookup.isListing, "the listing outlived a command's commit")
+        #expect(try lookup.find(Self.entry("late"), in: spool.spool)?.state == .queued)
+        withExtendedLifetime(lock) {}
+    }
+
+    @Test("a commit of a command that makes or moves a name holds the serial lock; one that only writes lines does not")
+    func commandsCountInTheSerialLock() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        func count() throws -> UInt64 { try spool.spool.serialLock().found }
+        let command = try SpoolSession(path: spool.path, worker: nil)
+        let before = try count()
+        try command.commit(
+            Transition(newFiles: [.init(Self.record("m"), as: Self.entry("m"), in: .state(.queued), replacing: false)]))
+        #expect(try count() == before + 2, "the new entry's commit did not take the serial lock")
+        let moved = try #require(EntryName(fileName: Self.entry("m")))
+        try command.commit(Transition(moves: [.init(moved, from: .queued, to: .failed)]))
+        #expect(try count() == before + 4, "the move's commit did not take the serial lock")
+        try command.commit(
+            Transition(lines: [
+                LedgerLine(time: .now(), round: "-", subscriber: "alpha", key: "m", event: .acknowledged)
+            ]))
+        #expect(try count() == before + 5, "a line alone took the serial lock")
+    }
+
+    @Test("a listing of queued/ taken while a stream of it runs does not cut that stream short")
+    func twoStreamsOfOneFolderAreIndependent() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        for index in 0..<2000 { try spool.drop("x", as: "drop-\(index).json") }
+        let queued = spool.spool.directory(.queued)
+        let pass = try queued.entries()
+        var seen = 0
+        while seen < 10, try pass.next() != nil { seen += 1 }
+        var listed: [UInt64] = []
+        try queued.entries().fingerprints(into: &listed)
+        #expect(listed.count == 2000)
+        while try pass.next() != nil { seen += 1 }
+        #expect(seen == 2000, "the pass's stream saw \(seen) of 2,000 names")
+    }
+
+    @Test("on a shared spool intake never lists: other workers move names without the lock")
+    func sharedSpoolsLookUp() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let worker = try SpoolSession(path: spool.path, worker: WorkerID("w1"))
+        var lookup = EntryLookup()
+        let lock = try worker.serialLock()
+        lookup.locked(lock)
+        for index in 0..<500 { #expect(try lookup.find(Self.entry("absent-\(index)"), in: worker.spool) == nil) }
+        #expect(!lookup.isListing)
+        withExtendedLifetime(lock) {}
+    }
+
+    @Test("a round that lists still finds the duplicate and the conflicting id among hundreds of new records")
+    func aListingRoundKeepsTheDuplicateCheck() throws {
+        let server = try LoopbackServer(status: 201)
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
+        try spool.spool.deliverNewFile(Self.record("same"), named: Self.entry("same"), into: .sent)
+        try spool.spool.deliverNewFile(Self.record("other"), named: Self.entry("other"), into: .failed)
+        for index in 0..<300 { try spool.dropRecord(id: "n\(index)") }
+        try spool.drop(String(decoding: Self.record("same"), as: UTF8.self), as: "z-same.json")
+        try spool.drop(#"{"id":"other","kind":"sleep","changed":true}"#, as: "z-other.json")
+        let summary = try spool.runRound()
+        #expect(summary.sent == 300)
+        #expect(summary.duplicates == 1)
+        #expect(try spool.names(in: .failed) == ["other@alpha.json"])
+        let conflicts = try spool.ledger().filter { $0.event == .invalid }.map(\.detail)
+        #expect(
+            conflicts.count == 1 && conflicts[0].contains("already used by failed/other@alpha.json"), "\(conflicts)")
+    }
+}
