@@ -3,12 +3,15 @@ import PackageDescription
 
 // The targets follow a record's path, each depending only on those before
 // it (docs/architecture.md walks one record through them; a dependency
-// cycle is a compile error):
+// cycle is a compile error). Names sit below the disk: the records and the
+// configuration never see the spool, and the reference sink sees neither.
 //
-//   CourierPosix → CourierSupport → CourierSpool → CourierRecords → CourierConfig
-//     → CourierTransport → CourierRound ─┐
-//                        → CourierCatalog ┴→ CourierOperations ─┐
-//   CourierRecords → CourierSink ─────────────────────────────────┴→ CourierCLI → courier
+//   CourierPosix → CourierIdentifiers → CourierRecords → CourierConfig ──┐
+//   CourierPosix → CourierSupport ───────────↑──────────────↑            │
+//   CourierIdentifiers, CourierSupport → CourierSpool ───────────────────┴→ CourierTransport
+//   CourierTransport → CourierRound ─┐
+//                    → CourierCatalog ┴→ CourierOperations ─┐
+//   CourierRecords, CourierSupport → CourierSink ────────────┴→ CourierCLI → courier
 let package = Package(
     name: "courier",
     products: [
@@ -27,24 +30,32 @@ let package = Package(
 
         // System calls: errno read at once, descriptors, directory handles, the fault seam.
         .target(name: "CourierPosix", dependencies: ["CPosix"]),
+        // The project's names and their byte rules: record ids, delivery keys, subscriber and
+        // catalog names, entry names, worker ids, NameBytes. Below the spool, so that what
+        // needs only names (records, the configuration) does not see the disk.
+        .target(name: "CourierIdentifiers", dependencies: ["CourierPosix"]),
         // Small pure helpers: units, time formats, digests, gzip, signing, redaction.
         .target(name: "CourierSupport", dependencies: ["CourierPosix", "CCrypto", "CZlib"]),
-        // The spool: states, entry names, the checked read, the ledger, and the one way to
-        // change it: a SpoolSession's commit of a Transition.
-        .target(name: "CourierSpool", dependencies: ["CourierSupport"]),
+        // The spool: states, the checked read, the ledger, and the one way to change it: a
+        // SpoolSession's commit of a Transition.
+        .target(name: "CourierSpool", dependencies: ["CourierIdentifiers", "CourierSupport"]),
         // Records: JSON validation and byte-exact splicing.
-        .target(name: "CourierRecords", dependencies: ["CourierSpool"]),
+        .target(name: "CourierRecords", dependencies: ["CourierIdentifiers", "CourierSupport"]),
         // The configuration file and its secrets.
-        .target(name: "CourierConfig", dependencies: ["CourierRecords", "CINIH"]),
-        // HTTP through libcurl: one place for TLS, redirects, timeouts and headers.
-        .target(name: "CourierTransport", dependencies: ["CourierConfig", "CCurl"]),
+        .target(name: "CourierConfig", dependencies: ["CourierRecords", "CourierSupport", "CINIH"]),
+        // HTTP through libcurl: one place for TLS, redirects, timeouts and headers. The spool
+        // for the log, the ledger's detail shape and limit, and the OAuth tokens kept in
+        // `.courier/` through the session.
+        .target(name: "CourierTransport", dependencies: ["CourierConfig", "CourierSpool", "CCurl"]),
         // One round, in stages: recovery, routes, delivery with intake as it meets dropped
         // files (then routes again), the group commit, notify.
         .target(name: "CourierRound", dependencies: ["CourierTransport"]),
         // Catalog syncs, the other direction of the sync side.
         .target(name: "CourierCatalog", dependencies: ["CourierTransport"]),
-        // The reference receiver (`courier sink`): a server of its own.
-        .target(name: "CourierSink", dependencies: ["CourierRecords"]),
+        // The reference receiver (`courier sink`): a server of its own, and a test oracle, so it
+        // judges keys and ids by its own rules: nothing of courier's delivery side, only the
+        // system calls, the helpers and the JSON scanner (TargetBoundaryTests holds it so).
+        .target(name: "CourierSink", dependencies: ["CourierRecords", "CourierSupport"]),
         // What people do to a spool: list, ack, resend, copy, backfill, prune, metrics.
         .target(name: "CourierOperations", dependencies: ["CourierRound", "CourierCatalog"]),
         // The command line: arguments, commands, messages and exit codes.
@@ -54,8 +65,9 @@ let package = Package(
         .testTarget(
             name: "CourierTests",
             dependencies: [
-                "CourierPosix", "CourierSupport", "CourierSpool", "CourierRecords", "CourierConfig", "CourierTransport",
-                "CourierRound", "CourierCatalog", "CourierSink", "CourierOperations", "CourierCLI",
+                "CourierPosix", "CourierIdentifiers", "CourierSupport", "CourierSpool", "CourierRecords",
+                "CourierConfig", "CourierTransport", "CourierRound", "CourierCatalog", "CourierSink",
+                "CourierOperations", "CourierCLI",
             ]),
     ]
 )

@@ -1,4 +1,4 @@
-import CourierSpool
+import CourierIdentifiers
 import CourierSupport
 import Glibc
 

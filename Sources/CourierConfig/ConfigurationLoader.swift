@@ -1,6 +1,6 @@
+import CourierIdentifiers
 import CourierPosix
 import CourierRecords
-import CourierSpool
 import CourierSupport
 import Foundation
 import Glibc
@@ -278,6 +278,11 @@ extension Configuration {
         return .after(count)
     }
 
+    /// The most steps a `retry-schedule` may have: as many deferrals as an
+    /// entry's stamp counts (`DeferralStamp.limit`, in the spool, which the
+    /// configuration does not see; `RetryScheduleTests` holds the two equal).
+    public static let maximumRetrySteps = 20
+
     /// `retry-schedule = 1m 5m 30m 2h 6h`: each step's wait, in order;
     /// `off`: none (nil), the first rule's one background attempt.
     fileprivate static func retrySchedule(_ value: String, _ fail: (String) -> ConfigError) throws(ConfigError)
@@ -285,8 +290,8 @@ extension Configuration {
     {
         if value == "off" { return nil }
         let steps = value.split(separator: " ", omittingEmptySubsequences: true)
-        guard (1...DeferralStamp.limit).contains(steps.count) else {
-            throw fail("give 1 to \(DeferralStamp.limit) durations, e.g. `1m 5m 30m 2h 6h`, or off")
+        guard (1...maximumRetrySteps).contains(steps.count) else {
+            throw fail("give 1 to \(maximumRetrySteps) durations, e.g. `1m 5m 30m 2h 6h`, or off")
         }
         return try steps.map { step throws(ConfigError) in try positiveDuration(String(step), fail) }
     }

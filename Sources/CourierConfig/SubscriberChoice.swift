@@ -1,5 +1,5 @@
+import CourierIdentifiers
 import CourierRecords
-import CourierSpool
 
 /// Where a record goes: the subscribers it names in `subscribers`, or
 /// every subscriber whose `kinds` take its kind. Intake and `enqueue` ask

@@ -1,4 +1,5 @@
 import CourierConfig
+import CourierIdentifiers
 import CourierSpool
 
 /// `courier copy`: a deliberate duplicate under a new key `ID#N`, N the

@@ -1,4 +1,4 @@
-import CourierSpool
+import CourierIdentifiers
 
 /// `op`: what an outbox item does to its entity, spelled exactly as the
 /// sync architecture's outbox does (`op (CREATE/UPDATE/DELETE)`).

@@ -1,5 +1,6 @@
+import CourierIdentifiers
 import CourierPosix
-import CourierSpool
+import CourierSupport
 import Foundation
 
 /// A `kind`: a word subscribers filter on.
@@ -20,7 +21,8 @@ public enum RecordProblem: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tooLarge(let size, let limit): return Spool.tooLarge(size, limit: limit)
+        // The checked read's words for the same file (Spool.tooLarge).
+        case .tooLarge(let size, let limit): return "record is \(size) bytes, more than max-record-size (\(limit))"
         case .notUTF8: return "record is not UTF-8"
         case .notJSON(let reason): return "record is not JSON: \(reason)"
         case .notAnObject: return "record is not a JSON object"

@@ -1,4 +1,5 @@
 import CourierConfig
+import CourierIdentifiers
 import CourierSpool
 import CourierTransport
 

@@ -1,4 +1,5 @@
 import CourierConfig
+import CourierIdentifiers
 import CourierPosix
 import CourierSpool
 import CourierTransport

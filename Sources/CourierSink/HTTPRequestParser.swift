@@ -1,5 +1,3 @@
-import CourierSpool
-
 /// Reads one request at a time from a connection's bytes, by RFC 9112's
 /// rules and strictly: whatever a proxy in front could frame differently
 /// (two lengths, a signed one, space before a colon, folded lines, bare CR
@@ -116,7 +114,7 @@ struct HTTPRequestParser {
         // (obs-fold), which RFC 9112 §5.2 lets a server refuse.
         if line.first == space || line.first == tab { throw .malformed("folded header line") }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex,
-            line[..<colon].allSatisfy(NameBytes.isToken)
+            line[..<colon].allSatisfy(SinkBytes.isToken)
         else { throw .malformed("bad header name") }
         var value = line[(colon + 1)...]
         while let byte = value.first, byte == space || byte == tab { value.removeFirst() }

@@ -1,6 +1,5 @@
 import CourierPosix
 import CourierRecords
-import CourierSpool
 import CourierSupport
 import Foundation
 import Glibc
@@ -40,8 +39,8 @@ public final class Sink: Sendable {
     public init(
         directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil,
         pageCursor: PageCursorName = .snakeCase, requestLog: String? = nil, oauth: SinkOAuth? = nil
-    ) throws(SpoolError) {
-        do throws(SystemError) {
+    ) throws(SystemError) {
+        do {
             self.requestLog = try requestLog.map { path throws(SystemError) in
                 try system("open", onPath: path) { open($0, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640) }
             }
@@ -53,8 +52,6 @@ public final class Sink: Sendable {
                     tmp: try DirectoryHandle.open(path: directory + "/tmp"),
                     new: try DirectoryHandle.open(path: directory + "/new"),
                     etags: try SinkETagJournal(in: DirectoryHandle.open(path: directory))))
-        } catch {
-            throw SpoolError(error)
         }
         self.signer = signingSecret.map(WebhookSigner.init)
         self.catalogs = catalogs
@@ -66,7 +63,7 @@ public final class Sink: Sendable {
     deinit { if let requestLog { close(requestLog) } }
 
     /// The ETag the sink holds for an entity now, as `If-Match` must name it.
-    func currentETag(of entity: RecordID) throws(SystemError) -> String? {
+    func currentETag(of entity: EntityID) throws(SystemError) -> String? {
         try store.withLock { store throws(SystemError) -> String? in
             try store.etags.refresh()
             return store.etags.current[entity]
@@ -77,7 +74,7 @@ public final class Sink: Sendable {
     /// interleave within a line.
     func note(_ key: String, _ status: Int) {
         guard let requestLog else { return }
-        let line = Array("\(LedgerLine.escape(key))\t\(status)\n".utf8)
+        let line = Array("\(SinkBytes.escaped(key))\t\(status)\n".utf8)
         _ = line.withUnsafeBytes { write(requestLog, $0.baseAddress, $0.count) }
     }
 
@@ -138,7 +135,7 @@ public final class Sink: Sendable {
     }
 
     private func single(_ request: HTTPRequest, body: [UInt8]) -> HTTPResponse {
-        guard let keyText = request.header("idempotency-key"), let key = DeliveryKey(keyText) else {
+        guard let keyText = request.header("idempotency-key"), let key = IdempotencyKey(keyText) else {
             return .json(400, #"{"error":"missing or malformed Idempotency-Key"}"#)
         }
         // One pass checks the body and finds the entity it names.

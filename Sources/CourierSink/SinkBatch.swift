@@ -1,6 +1,5 @@
 import CourierPosix
 import CourierRecords
-import CourierSpool
 
 extension Sink {
     /// `POST /transactions/batch`: each item is stored like a single record,
@@ -25,7 +24,7 @@ extension Sink {
                 var pending = SinkStore.Pending()
                 for item in outline.children(of: list) {
                     let keyText = outline.member("idempotency_key", of: item).flatMap(outline.string) ?? ""
-                    guard let key = DeliveryKey(keyText), let payload = outline.member("payload", of: item),
+                    guard let key = IdempotencyKey(keyText), let payload = outline.member("payload", of: item),
                         outline.kind(of: payload) == .object
                     else {
                         verdicts.append(.refused(keyText))
@@ -35,7 +34,7 @@ extension Sink {
                     // The item names its entity (`client_id`), as the sync
                     // architecture's server finds it; else the payload does.
                     let entity =
-                        outline.member("client_id", of: item).flatMap(outline.string).flatMap(RecordID.init)
+                        outline.member("client_id", of: item).flatMap(outline.string).flatMap(EntityID.init)
                         ?? SinkStore.entity(of: payload, in: outline)
                     let verdict = try store.decide(
                         outline.value(of: payload), key: key, entity: entity, ifMatch: ifMatch, into: &pending)
@@ -66,7 +65,7 @@ extension Sink {
             self.fields = fields
         }
 
-        init(key: String, verdict: SinkStore.Verdict, entity: RecordID?) {
+        init(key: String, verdict: SinkStore.Verdict, entity: EntityID?) {
             switch verdict {
             case .stored(let etag), .duplicate(let etag?):
                 self.init(key: key, status: "OK", fields: [("etag", etag)])

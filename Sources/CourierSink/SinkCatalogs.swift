@@ -1,6 +1,6 @@
 import CourierPosix
 import CourierRecords
-import CourierSpool
+import CourierSupport
 import Foundation
 import Glibc
 
@@ -27,7 +27,7 @@ extension Sink {
     /// (newer changes sort after).
     func catalogDelta(_ request: HTTPRequest) -> HTTPResponse {
         let parts = request.path.split(separator: "/")
-        guard parts.count == 3, let name = SubscriberName(String(parts[1])), let catalogs else {
+        guard parts.count == 3, SinkBytes.isCatalogName(parts[1]), let catalogs else {
             return .json(404, #"{"error":"no such catalog"}"#)
         }
         let query = Self.query(request.target)
@@ -40,7 +40,7 @@ extension Sink {
                 #"{"error":"since must be a version or an RFC 3339 time; cursor and pageSize numbers (pageSize 1-10000)"}"#
             )
         }
-        let directory = catalogs + "/" + name.value
+        let directory = catalogs + "/" + parts[1]
         guard let handle = try? DirectoryHandle.open(path: directory) else {
             return .json(404, #"{"error":"no such catalog"}"#)
         }
@@ -48,10 +48,10 @@ extension Sink {
         let serverTime = Self.serverTime()
         var latest: [String: (version: Int64, deleted: Bool)] = [:]
         for fileName in (try? handle.sortedNames()) ?? [] {
-            guard let text = fileName.string, text.hasSuffix(".json"), let id = RecordID(String(text.dropLast(5))),
+            guard let text = fileName.string, text.hasSuffix(".json"), let id = EntityID(String(text.dropLast(5))),
                 let status = try? handle.status(of: fileName), status.kind == .regular
             else { continue }
-            latest[id.value] = (status.modified.nanosecondsSinceEpoch / 1_000_000, false)
+            latest[id.text] = (status.modified.nanosecondsSinceEpoch / 1_000_000, false)
         }
         if let tombstones = try? String(contentsOfFile: directory + "/tombstones.tsv", encoding: .utf8) {
             for line in tombstones.split(separator: "\n") {
@@ -120,7 +120,7 @@ extension Sink {
         }
         let line =
             [Timestamp.now().rfc3339, device, catalog, version?.stringValue ?? "-", serverTime ?? "-"]
-            .map { LedgerLine.escape($0) }.joined(separator: "\t") + "\n"
+            .map(SinkBytes.escaped).joined(separator: "\t") + "\n"
         let fd = open(directory + "/acks.tsv", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { return .json(503, #"{"error":"unable to record the acknowledgement"}"#) }
         let written = line.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }

@@ -1,5 +1,4 @@
 import CourierPosix
-import CourierSpool
 import CourierSupport
 import Glibc
 
@@ -23,7 +22,7 @@ struct SinkETagJournal {
     private let file: FileDescriptor
     /// How far the file has been read: the end of its last whole line.
     private var offset = 0
-    private(set) var current: [RecordID: String] = [:]
+    private(set) var current: [EntityID: String] = [:]
 
     init(in root: DirectoryHandle) throws(SystemError) {
         let existed = try root.contains(Self.name)
@@ -58,11 +57,11 @@ struct SinkETagJournal {
 
     /// Appends the tags of one request's stored records with one write and
     /// one fsync; only then do they count here.
-    mutating func append(_ tags: [(id: RecordID, etag: String)]) throws(SystemError) {
+    mutating func append(_ tags: [(id: EntityID, etag: String)]) throws(SystemError) {
         guard !tags.isEmpty else { return }
         var bytes: [UInt8] = []
         for tag in tags {
-            bytes += tag.id.value.utf8
+            bytes += tag.id.text.utf8
             bytes.append(UInt8(ascii: "\t"))
             bytes += tag.etag.utf8
             bytes.append(UInt8(ascii: "\n"))
@@ -74,20 +73,20 @@ struct SinkETagJournal {
 
     /// `ID<TAB>ETAG`: an id as records name entities, a tag as the sink
     /// makes them (16 hex digits); anything else is a torn or foreign line.
-    static func parse(_ line: ArraySlice<UInt8>) -> (RecordID, String)? {
+    static func parse(_ line: ArraySlice<UInt8>) -> (EntityID, String)? {
         guard let tab = line.firstIndex(of: UInt8(ascii: "\t")),
-            let id = RecordID(String(decoding: line[..<tab], as: UTF8.self))
+            let id = EntityID(String(decoding: line[..<tab], as: UTF8.self))
         else { return nil }
         let tag = line[(tab + 1)...]
         guard tag.count == ETag.length, tag.allSatisfy(ETag.isDigit) else { return nil }
         return (id, String(decoding: tag, as: UTF8.self))
     }
 
-    private static func legacyTags(in folder: DirectoryHandle) throws(SystemError) -> [RecordID: String] {
-        var tags: [RecordID: String] = [:]
+    private static func legacyTags(in folder: DirectoryHandle) throws(SystemError) -> [EntityID: String] {
+        var tags: [EntityID: String] = [:]
         let entries = try folder.entries()
         while let name = try entries.next() {
-            guard let id = RecordID(name.description) else { continue }
+            guard let id = EntityID(name.description) else { continue }
             let tag = try folder.openFile(name, flags: O_RDONLY).read(upTo: ETag.length + 1)
             guard tag.count == ETag.length, tag.allSatisfy(ETag.isDigit) else { continue }
             tags[id] = String(decoding: tag, as: UTF8.self)

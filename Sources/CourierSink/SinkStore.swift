@@ -1,6 +1,5 @@
 import CourierPosix
 import CourierRecords
-import CourierSpool
 import CourierSupport
 import Glibc
 
@@ -18,7 +17,7 @@ struct SinkStore {
     let tmp: DirectoryHandle
     let new: DirectoryHandle
     var etags: SinkETagJournal
-    var stagingNames = StagingNames()
+    var stagingNames = SinkStagingNames()
 
     enum Verdict: Equatable {
         case stored(etag: String)
@@ -27,7 +26,7 @@ struct SinkStore {
         case conflict
         case preconditionFailed(current: String?)
 
-        func response(key: DeliveryKey) -> HTTPResponse {
+        func response(key: IdempotencyKey) -> HTTPResponse {
             switch self {
             case .stored(let etag):
                 var response = HTTPResponse.json(201, #"{"status":"stored","key":"\#(key)","etag":"\#(etag)"}"#)
@@ -48,8 +47,8 @@ struct SinkStore {
     struct Pending {
         fileprivate var records: [(name: FileName, body: [UInt8])] = []
         fileprivate var bodies: [FileName: [UInt8]] = [:]
-        fileprivate var tags: [(id: RecordID, etag: String)] = []
-        fileprivate var newestTags: [RecordID: String] = [:]
+        fileprivate var tags: [(id: EntityID, etag: String)] = []
+        fileprivate var newestTags: [EntityID: String] = [:]
 
         var isEmpty: Bool { records.isEmpty }
     }
@@ -58,7 +57,7 @@ struct SinkStore {
     /// `pending`. `entity` is the record that `body` names (`updates`, else
     /// `id`): its current ETag is what `If-Match` must name.
     func decide(
-        _ body: [UInt8], key: DeliveryKey, entity: RecordID?, ifMatch: String?, into pending: inout Pending
+        _ body: [UInt8], key: IdempotencyKey, entity: EntityID?, ifMatch: String?, into pending: inout Pending
     ) throws(SystemError) -> Verdict {
         let name = FileName("\(key).json")
         let current = entity.flatMap { pending.newestTags[$0] ?? etags.current[$0] }
@@ -100,10 +99,10 @@ struct SinkStore {
 
     /// The entity a record's version is kept under: its `entity_id`, else
     /// the record it `updates`, else its own id.
-    static func entity(of record: Int, in outline: JSONOutline) -> RecordID? {
+    static func entity(of record: Int, in outline: JSONOutline) -> EntityID? {
         (outline.member("entity_id", of: record) ?? outline.member("updates", of: record)
             ?? outline.member("id", of: record))
-            .flatMap(outline.string).flatMap(RecordID.init)
+            .flatMap(outline.string).flatMap(EntityID.init)
     }
 
     static func bareTag(_ text: String) -> String {

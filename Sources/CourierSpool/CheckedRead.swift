@@ -12,17 +12,18 @@ public enum CheckedRead: Sendable {
 }
 
 extension Spool {
+    /// The words for a file over the limit; the record parser says the same
+    /// (`RecordProblem.tooLarge`, a layer apart: `RecordTests` holds them equal).
+    public static func tooLarge(_ size: Int, limit: Int) -> String {
+        "record is \(size) bytes, more than max-record-size (\(limit))"
+    }
+
     /// The checks every file gets before its bytes are used, whether it
     /// was dropped under any name or under an entry's: opened without
     /// following links or blocking on FIFOs, a regular file by `fstat` of
     /// what was opened (a name swapped since it was listed is caught), one
     /// link (a hard link would turn any file courier can read into an
     /// entry), within `limit` bytes, and read whole.
-    /// The words for a file over the limit, shared with the record parser.
-    public static func tooLarge(_ size: Int, limit: Int) -> String {
-        "record is \(size) bytes, more than max-record-size (\(limit))"
-    }
-
     public func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
         openChecked(name, in: directory(state), limit: limit).read
     }

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierPosix
 
 /// One file under two names of the spool: a rename a power cut left half

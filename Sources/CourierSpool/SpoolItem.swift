@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierPosix
 
 /// An item found in a state folder: an entry `KEY@SUB.json`, or a file

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierRecords
 import CourierSpool
 import CourierSupport

@@ -1,7 +1,6 @@
 import CCurl
 import CourierConfig
 import CourierPosix
-import CourierSpool
 
 /// The version courier reports in User-Agent and `--version`.
 public enum CourierVersion {

@@ -192,7 +192,7 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: log.url)])
         try spool.drop(#"{"id":"order-7","kind":"order","data":{"qty":1}}"#, as: "v1.json")
         try spool.runRound()
-        let order = try #require(RecordID("order-7"))
+        let order = try #require(EntityID("order-7"))
         let etag = try #require(try log.requests.first.flatMap { _ in try sink.currentETag(of: order) })
         // A stale update: the server's version has moved on.
         try spool.drop(

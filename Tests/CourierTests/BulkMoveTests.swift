@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import CourierConfig
+@testable import CourierIdentifiers
 @testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierSpool

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CourierConfig
+@testable import CourierIdentifiers
 @testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierRound

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import CourierIdentifiers
 @testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierRound

@@ -4,6 +4,7 @@ import Testing
 
 @testable import CourierCatalog
 @testable import CourierConfig
+@testable import CourierIdentifiers
 @testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierRecords

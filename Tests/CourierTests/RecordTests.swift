@@ -2,6 +2,7 @@ import Testing
 
 @testable import CourierCatalog
 @testable import CourierConfig
+@testable import CourierIdentifiers
 @testable import CourierOperations
 @testable import CourierPosix
 @testable import CourierRecords
@@ -58,6 +59,14 @@ import Testing
         let hugeID = #"{"id":""# + String(repeating: "a", count: 1 << 20) + #"","kind":"sleep"}"#
         #expect(Self.problem(hugeID, limit: 4 << 20) == .badField("id", "id is \(1 << 20) bytes long (at most 128)"))
         #expect(Self.problem(hugeID) == .tooLarge(size: hugeID.utf8.count, limit: 1 << 20))
+    }
+
+    @Test("the parser and the checked read refuse a record over max-record-size in the same words")
+    func tooLargeIsSaidOnce() {
+        let size = 1_048_577
+        let limit = 1 << 20
+        #expect(RecordProblem.tooLarge(size: size, limit: limit).description == Spool.tooLarge(size, limit: limit))
+        #expect(Spool.tooLarge(size, limit: limit).contains("max-record-size (\(limit))"))
     }
 
     @Test func halfWrittenFilesMayBeIncomplete() throws {

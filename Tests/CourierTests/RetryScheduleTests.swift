@@ -12,6 +12,22 @@ import Testing
 /// transiently failed entry back in queued/ with its next attempt as its
 /// modification time.
 @Suite struct RetryScheduleTests {
+    @Test("a retry-schedule has at most as many steps as a deferral stamp counts")
+    func theScheduleFitsTheStamp() throws {
+        #expect(Configuration.maximumRetrySteps == DeferralStamp.limit)
+        let steps = (1...DeferralStamp.limit + 1).map { _ in "1m" }
+        let file = "/etc/courier/courier.conf"
+        let subscriber = "[subscriber alpha]\nurl = https://alpha.example/r\n"
+        let longest = Array(
+            "[courier]\nretry-schedule = \(steps.dropLast().joined(separator: " "))\n\(subscriber)".utf8)
+        #expect(try Configuration.parse(longest, file: file).defaultRetrySchedule?.count == DeferralStamp.limit)
+        let tooLong = Array("[courier]\nretry-schedule = \(steps.joined(separator: " "))\n\(subscriber)".utf8)
+        let refusal = #expect(throws: ConfigError.self) { try Configuration.parse(tooLong, file: file) }
+        #expect(
+            refusal?.description.contains("give 1 to \(DeferralStamp.limit) durations") == true,
+            "\(String(describing: refusal))")
+    }
+
     @Test("a deferral stamp keeps the next attempt in whole seconds and the count in the nanoseconds")
     func stampsRoundTrip() throws {
         let asked = Timestamp(secondsSinceEpoch: 1_800_000_000, nanoseconds: 250_000_000)

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import CourierConfig
+@testable import CourierIdentifiers
 @testable import CourierPosix
 @testable import CourierRound
 @testable import CourierSpool

@@ -24,8 +24,8 @@ import Testing
             + (ifMatch.map { #","if_match":"\#($0)""# } ?? "") + "}"
     }
 
-    static func id(_ text: String) throws -> RecordID {
-        guard let id = RecordID(text) else { throw TestFailure("\(text) is no record id") }
+    static func id(_ text: String) throws -> EntityID {
+        guard let id = EntityID(text) else { throw TestFailure("\(text) is no entity id") }
         return id
     }
 

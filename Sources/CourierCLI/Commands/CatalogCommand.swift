@@ -1,5 +1,6 @@
 import CourierCatalog
 import CourierConfig
+import CourierIdentifiers
 import CourierPosix
 import CourierSpool
 import Foundation

@@ -173,7 +173,7 @@ enum DemoCommand {
 
     private static func startSink(at directory: String) throws(CLIError) -> HTTPServer {
         let sink: Sink
-        do { sink = try Sink(directory: directory) } catch { throw .spool(error) }
+        do { sink = try Sink(directory: directory) } catch { throw .spool(SpoolError(error)) }
         do {
             let server = try HTTPServer(handler: sink.handle)
             server.start()

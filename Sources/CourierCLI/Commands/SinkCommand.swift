@@ -1,4 +1,5 @@
 import CourierSink
+import CourierSpool
 import CourierSupport
 import Foundation
 import Glibc
@@ -83,7 +84,7 @@ enum SinkCommand {
                 directory: directory, signingSecret: secret, catalogs: catalogs, pageCursor: pageCursor,
                 requestLog: requestLog, oauth: oauth)
         } catch {
-            throw .spool(error)
+            throw .spool(SpoolError(error))
         }
         // Block the stop signals in every thread, then wait for them here:
         // no handler, no global state.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import CourierIdentifiers
 @testable import CourierPosix
 @testable import CourierSpool
 

@@ -44,8 +44,8 @@ public struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertib
         let parts = text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
         guard let id = RecordID(String(parts[0])) else { return nil }
         if parts.count == 2 {
-            guard parts[1].allSatisfy(\.isASCIIDigit), parts[1].first != "0", let copy = Int(parts[1]), copy >= 2,
-                copy < 1_000_000
+            guard parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), parts[1].first != "0",
+                let copy = Int(parts[1]), copy >= 2, copy < 1_000_000
             else { return nil }
             self.init(id: id, copy: copy)
         } else {
@@ -60,8 +60,9 @@ public struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertib
     }
 }
 
-/// A subscriber's name from `[subscriber NAME]`: `[A-Za-z0-9_-]`, 1–64,
-/// so that `KEY@NAME.json` always parses back.
+/// A subscriber's name from `[subscriber NAME]`, and a catalog's from
+/// `[catalog NAME]`: `[A-Za-z0-9_-]`, 1–64, so that `KEY@NAME.json` always
+/// parses back.
 public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     public let value: String
 

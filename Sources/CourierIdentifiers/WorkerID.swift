@@ -37,8 +37,9 @@ public struct WorkerIDError: Error, Sendable, Equatable, CustomStringConvertible
     public let problem: String
 
     public var description: String {
-        // Escaped as in the ledger: a newline or a control byte in a
-        // configuration value must not break the message's one line.
-        "`\(LedgerLine.escape(String(text.prefix(100))))` is not a worker id: \(problem)"
+        // Escaped as Swift escapes a string literal: a newline or a control
+        // byte in a configuration value must not break the message's one line.
+        let shown = text.prefix(100).unicodeScalars.map { $0.escaped(asASCII: false) }.joined()
+        return "`\(shown)` is not a worker id: \(problem)"
     }
 }
