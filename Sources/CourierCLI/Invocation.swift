@@ -1,7 +1,7 @@
 import CourierConfig
 import CourierIdentifiers
-import CourierPosix
 import CourierOperations
+import CourierPosix
 import CourierSpool
 import CourierSupport
 import Foundation

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierPosix
 import CourierSpool
 import Foundation

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import Foundation
 import Testing
 
