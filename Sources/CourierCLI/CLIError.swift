@@ -5,7 +5,7 @@ import CourierSpool
 import Glibc
 
 /// sysexits.h codes, the only exit statuses courier uses.
-public enum ExitStatus: Int32, Sendable {
+package enum ExitStatus: Int32, Sendable {
     case ok = 0
     case usage = 64
     case dataError = 65

@@ -2,9 +2,9 @@ import Foundation
 
 /// `courier [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]`: the table in
 /// CommandTable.swift says what each word may be.
-public enum CourierCommandLine {
+package enum CourierCommandLine {
     /// Runs the command line and returns the process's exit status.
-    public static func run(_ arguments: [String], environment: [String: String]) -> ExitStatus {
+    package static func run(_ arguments: [String], environment: [String: String]) -> ExitStatus {
         var invocation = Invocation(environment: environment)
         var command: String?
         do throws(CLIError) {
@@ -42,7 +42,7 @@ public enum CourierCommandLine {
 
     /// The process entry point: a few lines, so that everything above is
     /// testable in process.
-    public static func main() -> Never {
+    package static func main() -> Never {
         let status = run(
             Array(Swift.CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         exit(status.rawValue)

@@ -4,25 +4,25 @@ import CourierSupport
 import CourierTransport
 
 /// What one `courier catalog sync` did.
-public struct CatalogSyncReport: Sendable {
-    public var session: RoundID
-    public var cursor = CatalogCursor.version
-    public var full = false
-    public var resumed = false
-    public var pages = 0
-    public var upserts = 0
-    public var tombstones = 0
-    public var removedByFullSync = 0
+package struct CatalogSyncReport: Sendable {
+    package var session: RoundID
+    package var cursor = CatalogCursor.version
+    package var full = false
+    package var resumed = false
+    package var pages = 0
+    package var upserts = 0
+    package var tombstones = 0
+    package var removedByFullSync = 0
     /// Upserts without a usable id: not written, and not counted as seen.
-    public var skipped = 0
+    package var skipped = 0
     /// The server's version and time at the end, each when it gave one.
-    public var version: Int64?
-    public var serverTime: String?
-    public var durationMilliseconds: Int64 = 0
+    package var version: Int64?
+    package var serverTime: String?
+    package var durationMilliseconds: Int64 = 0
 
     /// What the sync's cursor reached: `version 15`, or with time cursors
     /// `server time 2025-10-22T10:00:00Z (version 15)`.
-    public var position: String {
+    package var position: String {
         switch (cursor, serverTime) {
         case (.serverTime, let time?): return "server time \(time)" + (version.map { " (version \($0))" } ?? "")
         default: return version.map { "version \($0)" } ?? "no version"
@@ -30,7 +30,7 @@ public struct CatalogSyncReport: Sendable {
     }
 }
 
-public enum CatalogError: Error, Sendable, CustomStringConvertible {
+package enum CatalogError: Error, Sendable, CustomStringConvertible {
     case http(catalog: String, url: String, status: Int, answer: String)
     case transport(catalog: String, url: String, FetchError)
     case malformed(catalog: String, url: String, String)
@@ -39,7 +39,7 @@ public enum CatalogError: Error, Sendable, CustomStringConvertible {
     case endless(catalog: String, url: String, String)
     case spool(SpoolError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .http(let catalog, let url, let status, let answer):
             return "catalog \(catalog): \(Redactor.displayURL(url)) answered HTTP \(status): \(answer)"

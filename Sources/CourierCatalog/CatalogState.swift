@@ -8,7 +8,7 @@ import Foundation
 /// Where a delta sync starts: the server's `version`, or its `server_time`
 /// (RFC 3339, kept exactly as the server wrote it). Saved as a JSON number
 /// or string, so a state file from before time cursors still reads.
-public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible {
+package enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible {
     case version(Int64)
     case serverTime(String)
 
@@ -28,7 +28,7 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
         return time.utf8.count <= CatalogPage.serverTimeLimit && Timestamp(rfc3339: time) != nil
     }
 
-    public var cursor: CatalogCursor {
+    package var cursor: CatalogCursor {
         switch self {
         case .version: return .version
         case .serverTime: return .serverTime
@@ -36,7 +36,7 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// A number or a string, for JSON output.
-    public var jsonValue: Any {
+    package var jsonValue: Any {
         switch self {
         case .version(let version): return version
         case .serverTime(let time): return time
@@ -44,14 +44,14 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// The `since=` value, before percent-encoding.
-    public var description: String {
+    package var description: String {
         switch self {
         case .version(let version): return String(version)
         case .serverTime(let time): return time
         }
     }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let version = try? container.decode(Int64.self) {
             self = .version(version)
@@ -60,7 +60,7 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .version(let version): try container.encode(version)
@@ -72,34 +72,34 @@ public enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible 
 /// A catalog's sync state, kept in `.courier/catalog-NAME.json` and
 /// replaced atomically after every page, so a sync killed at any point
 /// resumes from the last applied page.
-public struct CatalogState: Codable, Sendable, Equatable {
+package struct CatalogState: Codable, Sendable, Equatable {
     /// Where the local copy is complete up to; nil: never synced.
-    public var since: CatalogSince?
+    package var since: CatalogSince?
     /// The `since` of the sync in progress; nil when none is.
-    public var syncing: CatalogSince?
+    package var syncing: CatalogSince?
     /// Where the sync in progress goes on from.
-    public var cursor: String?
+    package var cursor: String?
     /// The sync in progress has applied its last page; only finishing is left.
-    public var complete = false
+    package var complete = false
     /// The server's version at the last page seen, when it gives one.
-    public var version: Int64?
+    package var version: Int64?
     /// The server's `server_time` at the last page seen, when it gives one.
-    public var serverTime: String?
+    package var serverTime: String?
     /// When the full sync in progress started (nil: the sync in progress,
     /// if any, is a delta sync).
-    public var fullStartedAt: String?
+    package var fullStartedAt: String?
     /// Failed syncs in a row; at three, the next sync is a full one.
-    public var failures = 0
-    public var lastSuccess: String?
-    public var lastDurationMilliseconds: Int64?
-    public var lastError: String?
+    package var failures = 0
+    package var lastSuccess: String?
+    package var lastDurationMilliseconds: Int64?
+    package var lastError: String?
 
-    public init() {}
+    package init() {}
 
     /// The version the local copy is complete up to, when the server gives
     /// versions: the cursor itself, or with time cursors the version the
     /// last whole sync reached.
-    public var completeVersion: Int64? {
+    package var completeVersion: Int64? {
         switch since {
         case .version(let version)?: return version
         case .serverTime?: return syncing == nil ? version : nil
@@ -114,7 +114,7 @@ public struct CatalogState: Codable, Sendable, Equatable {
     /// synced); one that does not decode, or holds a time that is no time,
     /// was edited by hand, and a fresh state means a full sync, which
     /// rebuilds the catalog from the server.
-    public static func load(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) -> CatalogState {
+    package static func load(_ catalog: SubscriberName, in spool: Spool) throws(SpoolError) -> CatalogState {
         guard let bytes = try spool.controlFile(fileName(catalog)),
             let state = try? JSONDecoder().decode(CatalogState.self, from: Data(bytes)),
             state.since?.isPlausible ?? true, state.syncing?.isPlausible ?? true

@@ -14,24 +14,24 @@ import Glibc
 /// resumes by replaying the journal (upserts and deletes are idempotent)
 /// and going on from the saved cursor: nothing lost, nothing applied twice
 /// to any effect.
-public struct CatalogSync {
+package struct CatalogSync {
     let session: SpoolSession
     let configuration: Configuration
     let catalog: Catalog
     let log: EventLog
 
     /// After this many failed syncs in a row the next one is full.
-    public static let failuresBeforeFullSync = 3
+    package static let failuresBeforeFullSync = 3
     static let timeout: Duration = .seconds(60)
 
-    public init(session: SpoolSession, configuration: Configuration, catalog: Catalog, log: EventLog = .silent) {
+    package init(session: SpoolSession, configuration: Configuration, catalog: Catalog, log: EventLog = .silent) {
         self.session = session
         self.configuration = configuration
         self.catalog = catalog
         self.log = log
     }
 
-    public func run(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
+    package func run(full requested: Bool) throws(CatalogError) -> CatalogSyncReport {
         let lockFile: FileDescriptor
         do {
             lockFile = try session.spool.control.openFile(
@@ -138,7 +138,7 @@ public struct CatalogSync {
     /// failures in a row, or a saved cursor of the other kind (the
     /// configuration's `since` changed), which the server would not
     /// understand. `catalog status` and `status` say the same.
-    public static func nextIsFull(_ state: CatalogState, cursor: CatalogCursor) -> Bool {
+    package static func nextIsFull(_ state: CatalogState, cursor: CatalogCursor) -> Bool {
         state.failures >= failuresBeforeFullSync || state.since?.cursor != cursor
     }
 

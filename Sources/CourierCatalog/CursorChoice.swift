@@ -5,7 +5,7 @@ extension Catalog {
     /// version for a catalog whose state already holds one (synced before
     /// `server-time` became the default, against a server that may send no
     /// `server_time`), and the server's time for every other.
-    public func cursor(resuming state: CatalogState) -> CatalogCursor {
+    package func cursor(resuming state: CatalogState) -> CatalogCursor {
         if let configuredCursor { return configuredCursor }
         if case .version? = state.since ?? state.syncing { return .version }
         return .serverTime

@@ -12,20 +12,20 @@ import Glibc
 /// sync starts, so one made while the sync runs is a new file that starts
 /// the next sync instead of being removed unserved; a taken request that a
 /// crash left behind is served by the next run.
-public struct SyncRequest {
+package struct SyncRequest {
     let session: SpoolSession
 
-    public static let fileName = FileName("sync-requested")
+    package static let fileName = FileName("sync-requested")
     static let takenName = FileName("sync-requested.taken")
 
-    public init(session: SpoolSession) {
+    package init(session: SpoolSession) {
         self.session = session
     }
 
     /// True when a sync was asked for: a new request (now taken) or one a
     /// crash left taken. A new request replaces one left taken: both ask
     /// for the same thing.
-    public func take() throws(SpoolError) -> Bool {
+    package func take() throws(SpoolError) -> Bool {
         let control = session.spool.control
         func exists(_ name: FileName) throws(SpoolError) -> Bool {
             do { return try control.status(of: name) != nil } catch { throw SpoolError(error) }
@@ -43,7 +43,7 @@ public struct SyncRequest {
     /// catalog's state, and a failed one is retried by the timer).
     /// A request made with `mkdir` is removed too: left taken, it would
     /// block every later request from being taken.
-    public func finish() throws(SpoolError) {
+    package func finish() throws(SpoolError) {
         try session.commit(Transition(removals: [.init(Self.takenName, in: .control, orEmptyDirectory: true)]))
     }
 }

@@ -2,7 +2,7 @@ import CourierPosix
 
 /// A refused configuration, always naming the file and, where there is
 /// one, the line and the key.
-public enum ConfigError: Error, Sendable, CustomStringConvertible {
+package enum ConfigError: Error, Sendable, CustomStringConvertible {
     case notFound(searched: [String])
     case unreadable(file: String, Errno)
     case syntax(file: String, line: Int, reason: String)
@@ -11,7 +11,7 @@ public enum ConfigError: Error, Sendable, CustomStringConvertible {
     case secret(file: String, line: Int, key: String, path: String, reason: String)
     case noSubscribers(file: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notFound(let searched):
             return "no configuration found (looked for \(searched.joined(separator: ", "))); "

@@ -3,16 +3,16 @@ import CourierSupport
 import Glibc
 
 /// When to run `notify-command` after a background round.
-public enum NotifyMode: String, Sendable, CaseIterable {
+package enum NotifyMode: String, Sendable, CaseIterable {
     case always, failures, off
 }
 
 /// Why a name or value cannot be an HTTP header field.
-public enum HeaderFieldError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HeaderFieldError: Error, Sendable, Equatable, CustomStringConvertible {
     case badName(String)
     case controlByte(name: String, byte: UInt8)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badName(let name):
             return "`\(name.prefix(64))` is not a header name (letters, digits and !#$%&'*+-.^_`|~)"
@@ -28,11 +28,11 @@ public enum HeaderFieldError: Error, Sendable, Equatable, CustomStringConvertibl
 /// made through this initialiser, so this is the one place that stops a
 /// value from adding headers or smuggling a request (RFC 9110 §5.5: no
 /// CR, LF, NUL or other control byte; tab is allowed).
-public struct HTTPHeaderField: Sendable, Equatable {
-    public let name: String
-    public let value: String
+package struct HTTPHeaderField: Sendable, Equatable {
+    package let name: String
+    package let value: String
 
-    public init(name: String, value: String) throws(HeaderFieldError) {
+    package init(name: String, value: String) throws(HeaderFieldError) {
         guard !name.isEmpty, name.utf8.allSatisfy(NameBytes.isToken) else { throw .badName(name) }
         if let byte = Self.controlByte(in: value) { throw .controlByte(name: name, byte: byte) }
         self.name = name
@@ -41,11 +41,11 @@ public struct HTTPHeaderField: Sendable, Equatable {
 
     /// A field written in courier's own source: both parts are constants,
     /// so a bad one is a programming error caught by the first test run.
-    public init(constant name: StaticString, _ value: StaticString) {
+    package init(constant name: StaticString, _ value: StaticString) {
         do { try self.init(name: "\(name)", value: "\(value)") } catch { preconditionFailure("\(error)") }
     }
 
-    public var line: String { "\(name): \(value)" }
+    package var line: String { "\(name): \(value)" }
 
     /// The first byte that may not stand in a field value, if any.
     private static func controlByte(in value: String) -> UInt8? {
@@ -54,22 +54,22 @@ public struct HTTPHeaderField: Sendable, Equatable {
 }
 
 /// How a subscriber takes items: one POST each, or POSTed in batches.
-public enum DeliveryMode: String, Sendable, Codable {
+package enum DeliveryMode: String, Sendable, Codable {
     case single
     case batch
 }
 
 /// `mode = batch` settings (docs/design.md §8).
-public struct BatchSettings: Sendable, Equatable {
+package struct BatchSettings: Sendable, Equatable {
     /// Items per batch at most, 1–500; the size in force is halved by a
     /// timeout and grows back (`BatchSizes`, in the round).
-    public var size = 100
+    package var size = 100
     /// `?atomic=true`: the whole batch is one outcome.
-    public var atomic = false
+    package var atomic = false
     /// A batch body is split before it grows past this.
-    public var maxBytes = 2 << 20
+    package var maxBytes = 2 << 20
 
-    public init(size: Int = 100, atomic: Bool = false, maxBytes: Int = 2 << 20) {
+    package init(size: Int = 100, atomic: Bool = false, maxBytes: Int = 2 << 20) {
         self.size = size
         self.atomic = atomic
         self.maxBytes = maxBytes
@@ -80,37 +80,37 @@ public struct BatchSettings: Sendable, Equatable {
 /// `server_time`, for backends that key their deltas by time as the sync
 /// architecture does (the default for a catalog never synced otherwise),
 /// or the last `version` the server gave.
-public enum CatalogCursor: String, Sendable, CaseIterable {
+package enum CatalogCursor: String, Sendable, CaseIterable {
     case version
     case serverTime = "server-time"
 }
 
 /// `[catalog NAME]`: a server-owned collection pulled as deltas.
-public struct Catalog: Sendable {
-    public let name: SubscriberName
+package struct Catalog: Sendable {
+    package let name: SubscriberName
     /// The base URL; pages come from `{url}/delta`.
-    public let url: String
-    public let pageSize: Int
-    public let ackURL: String?
+    package let url: String
+    package let pageSize: Int
+    package let ackURL: String?
     /// `since = version | server-time`; nil when the section does not say,
     /// and the sync decides by the catalog's state (`cursor(resuming:)`).
-    public let configuredCursor: CatalogCursor?
+    package let configuredCursor: CatalogCursor?
     /// `max-pages`: a sync that would fetch more pages than this fails.
-    public let maxPages: Int
-    public let tokenFile: String?
-    public internal(set) var token: String?
+    package let maxPages: Int
+    package let tokenFile: String?
+    package internal(set) var token: String?
     /// `ca-file`, as for subscribers: libcurl's CA file for `url` and `ack-url`.
-    public let caFile: String?
+    package let caFile: String?
     /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
-    public var oauth: OAuthClient?
-    public let line: Int
+    package var oauth: OAuthClient?
+    package let line: Int
 
     /// Ten thousand pages of the largest page size is a hundred million
     /// items, more than a device keeps; a server still paging then is going
     /// round in circles.
-    public static let defaultMaxPages = 10_000
+    package static let defaultMaxPages = 10_000
 
-    public init(
+    package init(
         name: SubscriberName, url: String, pageSize: Int = 500, ackURL: String? = nil, cursor: CatalogCursor? = nil,
         maxPages: Int = Catalog.defaultMaxPages, token: String? = nil, caFile: String? = nil
     ) {
@@ -144,42 +144,42 @@ public struct Catalog: Sendable {
 }
 
 /// `[subscriber NAME]`: one HTTP endpoint and what it wants.
-public struct Subscriber: Sendable {
-    public let name: SubscriberName
-    public let url: String
+package struct Subscriber: Sendable {
+    package let name: SubscriberName
+    package let url: String
     /// Nil: every kind (`kinds` absent or `*`).
-    public let kinds: Set<String>?
-    public let tokenFile: String?
+    package let kinds: Set<String>?
+    package let tokenFile: String?
     /// The bearer token, read from `token-file` when secrets are loaded.
-    public internal(set) var token: String?
-    public let headers: [HTTPHeaderField]
-    public let concurrency: Int
-    public let caFile: String?
-    public let signingSecretFile: String?
+    package internal(set) var token: String?
+    package let headers: [HTTPHeaderField]
+    package let concurrency: Int
+    package let caFile: String?
+    package let signingSecretFile: String?
     /// The decoded `whsec_` secret, when secrets are loaded.
-    public internal(set) var signingSecret: [UInt8]?
+    package internal(set) var signingSecret: [UInt8]?
     /// `single` (default) or `batch`, with its settings.
-    public var mode: DeliveryMode = .single
-    public var batch = BatchSettings()
+    package var mode: DeliveryMode = .single
+    package var batch = BatchSettings()
     /// `gzip = true`: bodies go out with `Content-Encoding: gzip`.
-    public var gzip = false
+    package var gzip = false
     /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
-    public var oauth: OAuthClient?
+    package var oauth: OAuthClient?
     /// `retry-schedule`: how long a transiently failed entry waits in
     /// `queued/` before each further round tries it: the section's own, else
     /// the `[courier]` one. Nil (neither, or `off`) keeps the first rule: a
     /// background round tries once.
-    public var retrySchedule: [Duration]?
+    package var retrySchedule: [Duration]?
     /// `breaker` for this subscriber; nil: the `[courier]` one.
-    public var breaker: BreakerLimit?
-    public let line: Int
+    package var breaker: BreakerLimit?
+    package let line: Int
     /// Where `token-file` and `signing-secret-file` were given, for errors.
     var tokenFileLine = 0
     var signingSecretFileLine = 0
 
-    public func takes(kind: String) -> Bool { kinds?.contains(kind) ?? true }
+    package func takes(kind: String) -> Bool { kinds?.contains(kind) ?? true }
 
-    public init(
+    package init(
         name: SubscriberName, url: String, kinds: Set<String>? = nil, token: String? = nil,
         headers: [HTTPHeaderField] = [], concurrency: Int = 8, caFile: String? = nil, signingSecret: [UInt8]? = nil
     ) {
@@ -217,62 +217,62 @@ public struct Subscriber: Sendable {
 /// `breaker`: how many requests in a row may get no answer (a network
 /// error or a timeout) before a round starts no more requests to that
 /// subscriber; `off` never stops.
-public enum BreakerLimit: Sendable, Equatable {
+package enum BreakerLimit: Sendable, Equatable {
     case after(Int)
     case off
 }
 
 /// `etc/courier.conf`, parsed, typed and validated.
-public struct Configuration: Sendable {
+package struct Configuration: Sendable {
     /// The file it came from; nil for one built in code (tests, demo).
-    public var file: String?
-    public var spool: String
-    public var deviceID: String
+    package var file: String?
+    package var spool: String
+    package var deviceID: String
     /// `shared = yes`: several workers run rounds on this spool at once
     /// (processes on one host, or hosts sharing it on a network file
     /// system); each claims into `sending/WORKER/` and appends to its own
     /// ledger files.
-    public var shared = false
+    package var shared = false
     /// `worker-id` (or `COURIER_WORKER_ID`); `device-id` when unset.
-    public var workerName: String?
+    package var workerName: String?
 
     /// This worker, on a shared spool; nil on a spool with one worker.
-    public var worker: WorkerID? {
+    package var worker: WorkerID? {
         guard shared else { return nil }
         return try? WorkerID(workerName ?? deviceID)
     }
-    public var notify: NotifyMode
-    public var notifyCommand: String?
+    package var notify: NotifyMode
+    package var notifyCommand: String?
     /// How long a notifier may run before its process group is stopped.
-    public var notifyTimeout: Duration = .seconds(30)
-    public var retention: Duration
+    package var notifyTimeout: Duration = .seconds(30)
+    package var retention: Duration
     /// `failed-retention`: how long entries stay in `failed/` before `prune`
     /// removes them; nil (the default) keeps them until a person acts.
-    public var failedRetention: Duration?
+    package var failedRetention: Duration?
     /// Six months of ledger and sent/ entries: long enough to answer "did it
     /// go?" for anything a person still remembers.
-    public static let defaultRetention: Duration = .seconds(183 * 86_400)
-    public var routeWait: Duration
-    public var settle: Duration
-    public var backgroundTimeout: Duration
-    public var foregroundTimeout: Duration
-    public var backoff: [Duration]
+    package static let defaultRetention: Duration = .seconds(183 * 86_400)
+    package var routeWait: Duration
+    package var settle: Duration
+    package var backgroundTimeout: Duration
+    package var foregroundTimeout: Duration
+    package var backoff: [Duration]
     /// The `[courier]` breaker; a subscriber's own `breaker` wins.
-    public var breaker: BreakerLimit = .after(5)
-    public var maxRecordSize: Int
+    package var breaker: BreakerLimit = .after(5)
+    package var maxRecordSize: Int
     /// Prometheus textfile to replace after each round; nil: none.
-    public var metricsFile: String?
-    public var subscribers: [Subscriber]
-    public var catalogs: [Catalog] = []
+    package var metricsFile: String?
+    package var subscribers: [Subscriber]
+    package var catalogs: [Catalog] = []
     /// The `[courier]` retry-schedule: every subscriber without one of its
     /// own takes it (resolved at load, into `Subscriber.retrySchedule`);
     /// nil: none.
-    public var defaultRetrySchedule: [Duration]?
+    package var defaultRetrySchedule: [Duration]?
 
-    public static let defaultSpool = "/var/spool/courier"
+    package static let defaultSpool = "/var/spool/courier"
 
     /// Every secret this configuration knows, for whatever is written down.
-    public var redactor: Redactor {
+    package var redactor: Redactor {
         var redactor = Redactor()
         for subscriber in subscribers {
             if let token = subscriber.token { redactor.add(token) }
@@ -300,7 +300,7 @@ public struct Configuration: Sendable {
         redactor.addCredentials(of: oauth.tokenURL)
     }
 
-    public init(spool: String, subscribers: [Subscriber]) {
+    package init(spool: String, subscribers: [Subscriber]) {
         self.file = nil
         self.spool = spool
         self.deviceID = Self.hostName()
@@ -321,20 +321,20 @@ public struct Configuration: Sendable {
         self.subscribers = subscribers
     }
 
-    public func subscriber(named name: SubscriberName) -> Subscriber? {
+    package func subscriber(named name: SubscriberName) -> Subscriber? {
         subscribers.first { $0.name == name }
     }
 
     /// After how many answerless requests in a row a round stops sending
     /// to `subscriber`; nil: never.
-    public func breakerLimit(for subscriber: Subscriber) -> Int? {
+    package func breakerLimit(for subscriber: Subscriber) -> Int? {
         switch subscriber.breaker ?? breaker {
         case .after(let count): return count
         case .off: return nil
         }
     }
 
-    public func catalog(named name: SubscriberName) -> Catalog? {
+    package func catalog(named name: SubscriberName) -> Catalog? {
         catalogs.first { $0.name == name }
     }
 

@@ -9,7 +9,7 @@ extension Configuration {
     /// Where the configuration is looked for, first found wins:
     /// `--config FILE`, `$COURIER_CONFIG`, `./etc/courier.conf`,
     /// `/etc/courier/courier.conf`.
-    public static func locate(explicit: String?, environment: [String: String]) throws(ConfigError) -> String {
+    package static func locate(explicit: String?, environment: [String: String]) throws(ConfigError) -> String {
         if let explicit { return explicit }
         if let fromEnvironment = environment["COURIER_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
         let candidates = ["./etc/courier.conf", "/etc/courier/courier.conf"]
@@ -20,7 +20,7 @@ extension Configuration {
     /// Reads and validates a configuration file. With `readingSecrets`,
     /// token and signing-secret files are read too, so a round refuses a
     /// bad one before anything moves.
-    public static func load(file: String, readingSecrets: Bool) throws(ConfigError) -> Configuration {
+    package static func load(file: String, readingSecrets: Bool) throws(ConfigError) -> Configuration {
         let bytes: [UInt8]
         do throws(SystemError) {
             let directory = try DirectoryHandle.open(path: ".")
@@ -40,7 +40,7 @@ extension Configuration {
     /// Validates INI text; relative paths in it are resolved against the
     /// directory of `file`, so the configuration means the same thing
     /// whatever directory courier is started from.
-    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> Configuration {
+    package static func parse(_ bytes: [UInt8], file: String) throws(ConfigError) -> Configuration {
         let entries = try IniReader.parse(bytes, file: file)
         var seenSections: Set<String> = []
         for header in IniReader.sectionHeaders(bytes) where !seenSections.insert(header.name).inserted {
@@ -154,7 +154,7 @@ extension Configuration {
     }
 
     /// Reads every subscriber's token and signing secret.
-    public mutating func loadSecrets() throws(ConfigError) {
+    package mutating func loadSecrets() throws(ConfigError) {
         let file = self.file ?? "configuration"
         for index in catalogs.indices {
             if let path = catalogs[index].tokenFile {
@@ -198,7 +198,7 @@ extension Configuration {
     }
 
     /// Secret files anyone on the machine can read: worth a warning.
-    public func secretFileWarnings() -> [String] {
+    package func secretFileWarnings() -> [String] {
         var warnings: [String] = []
         var files: [(section: String, key: String, path: String?)] = []
         for subscriber in subscribers {
@@ -281,7 +281,7 @@ extension Configuration {
     /// The most steps a `retry-schedule` may have: as many deferrals as an
     /// entry's stamp counts (`DeferralStamp.limit`, in the spool, which the
     /// configuration does not see; `RetryScheduleTests` holds the two equal).
-    public static let maximumRetrySteps = 20
+    package static let maximumRetrySteps = 20
 
     /// `retry-schedule = 1m 5m 30m 2h 6h`: each step's wait, in order;
     /// `off`: none (nil), the first rule's one background attempt.

@@ -4,19 +4,19 @@ import Foundation
 /// `oauth-token-url`, `oauth-client-id`, `oauth-client-secret-file` and
 /// `oauth-scope` of a subscriber or catalog: an OAuth 2.0 client that gets
 /// its bearer tokens with the client-credentials grant (RFC 6749 §4.4).
-public struct OAuthClient: Sendable, Equatable {
-    public let tokenURL: String
-    public let clientID: String
+package struct OAuthClient: Sendable, Equatable {
+    package let tokenURL: String
+    package let clientID: String
     /// Space-separated scope tokens; nil: the server's default scope.
-    public let scope: String?
-    public let secretFile: String?
+    package let scope: String?
+    package let secretFile: String?
     /// The client secret, read from `secretFile` when secrets are loaded.
-    public internal(set) var secret: String?
+    package internal(set) var secret: String?
     /// Where `oauth-client-secret-file` was given, for errors.
     var secretFileLine = 0
 
     /// A client built in code (tests), its secret given directly.
-    public init(tokenURL: String, clientID: String, secret: String, scope: String? = nil) {
+    package init(tokenURL: String, clientID: String, secret: String, scope: String? = nil) {
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.scope = scope
@@ -36,7 +36,7 @@ public struct OAuthClient: Sendable, Equatable {
     /// The HTTP Basic credentials of RFC 6749 §2.3.1: id and secret are
     /// form-encoded first, then joined with `:` and base64-encoded. Nil
     /// until the secret is loaded.
-    public var basicCredentials: String? {
+    package var basicCredentials: String? {
         guard let secret else { return nil }
         let pair = FormEncoding.encode(clientID) + ":" + FormEncoding.encode(secret)
         return Data(pair.utf8).base64EncodedString()

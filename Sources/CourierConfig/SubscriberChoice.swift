@@ -4,7 +4,7 @@ import CourierRecords
 /// Where a record goes: the subscribers it names in `subscribers`, or
 /// every subscriber whose `kinds` take its kind. Intake and `enqueue` ask
 /// the same question, so they give the same answer.
-public enum SubscriberChoice: Sendable {
+package enum SubscriberChoice: Sendable {
     case chosen([Subscriber])
     /// A route record goes to no subscriber: it waits for its workout.
     case route(for: RecordID)
@@ -12,7 +12,7 @@ public enum SubscriberChoice: Sendable {
 }
 
 extension Configuration {
-    public func subscribers(for record: Record) -> SubscriberChoice {
+    package func subscribers(for record: Record) -> SubscriberChoice {
         if record.kind == RecordKind.route, let workout = record.routeFor { return .route(for: workout) }
         if let names = record.subscribers {
             var chosen: [Subscriber] = []

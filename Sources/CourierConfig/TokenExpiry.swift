@@ -3,16 +3,16 @@ import CourierSupport
 
 /// A static `token-file` holding a JWT that expires soon, or has: courier
 /// would go on sending it, and every request would be refused.
-public struct TokenExpiryWarning: Sendable, CustomStringConvertible {
+package struct TokenExpiryWarning: Sendable, CustomStringConvertible {
     /// `subscriber alpha` or `catalog products`.
-    public let section: String
-    public let path: String
-    public let expires: Timestamp
-    public let now: Timestamp
+    package let section: String
+    package let path: String
+    package let expires: Timestamp
+    package let now: Timestamp
 
-    public var hasExpired: Bool { expires <= now }
+    package var hasExpired: Bool { expires <= now }
 
-    public var description: String {
+    package var description: String {
         let when = expires.rfc3339
         if hasExpired {
             return "[\(section)] token-file \(path): the JWT in it expired at \(when) "
@@ -35,14 +35,14 @@ public struct TokenExpiryWarning: Sendable, CustomStringConvertible {
 extension Configuration {
     /// A week's notice: long enough to get a new token through a change
     /// process, short enough not to nag about tokens that last a month.
-    public static let tokenExpiryNotice: Duration = .seconds(7 * 86_400)
+    package static let tokenExpiryNotice: Duration = .seconds(7 * 86_400)
 
     /// The token files whose JWT expires within `tokenExpiryNotice` of
     /// `now`, or has expired. Tokens already loaded are used; otherwise
     /// the file is read, and one that cannot be read (status run by a
     /// person without the right) is passed over: `check` names that fault.
     /// A token that is not a JWT, or has no `exp`, is not checked.
-    public func tokenExpiryWarnings(now: Timestamp = .now()) -> [TokenExpiryWarning] {
+    package func tokenExpiryWarnings(now: Timestamp = .now()) -> [TokenExpiryWarning] {
         var tokens: [(section: String, path: String?, token: String?)] = []
         for subscriber in subscribers {
             tokens.append(("subscriber \(subscriber.name)", subscriber.tokenFile, subscriber.token))

@@ -2,18 +2,18 @@ import CourierPosix
 
 /// A record's canonical id: 1–128 of `[A-Za-z0-9._:-]`, not starting
 /// with `.`. The character set keeps every id a safe single path component.
-public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let value: String
+package struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let value: String
 
-    public static let maximumLength = 128
+    package static let maximumLength = 128
 
-    public init?(_ value: String) {
+    package init?(_ value: String) {
         guard Self.problem(with: value) == nil else { return nil }
         self.value = value
     }
 
     /// Why `value` is not an id, in words for the ledger; nil when it is one.
-    public static func problem(with value: String) -> String? {
+    package static func problem(with value: String) -> String? {
         let bytes = value.utf8
         if bytes.isEmpty { return "id is empty" }
         if bytes.count > maximumLength { return "id is \(bytes.count) bytes long (at most \(maximumLength))" }
@@ -24,23 +24,23 @@ public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible 
         return nil
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
-    public static func < (lhs: RecordID, rhs: RecordID) -> Bool { lhs.value < rhs.value }
+    package static func < (lhs: RecordID, rhs: RecordID) -> Bool { lhs.value < rhs.value }
 }
 
 /// The Idempotency-Key an item is sent with: the record id, or `ID#N`
 /// (N ≥ 2) for a deliberate duplicate made by `courier copy`.
-public struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let id: RecordID
-    public let copy: Int?
+package struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let id: RecordID
+    package let copy: Int?
 
-    public init(id: RecordID, copy: Int? = nil) {
+    package init(id: RecordID, copy: Int? = nil) {
         self.id = id
         self.copy = copy
     }
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
         guard let id = RecordID(String(parts[0])) else { return nil }
         if parts.count == 2 {
@@ -53,9 +53,9 @@ public struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertib
         }
     }
 
-    public var description: String { copy.map { "\(id.value)#\($0)" } ?? id.value }
+    package var description: String { copy.map { "\(id.value)#\($0)" } ?? id.value }
 
-    public static func < (lhs: DeliveryKey, rhs: DeliveryKey) -> Bool {
+    package static func < (lhs: DeliveryKey, rhs: DeliveryKey) -> Bool {
         (lhs.id, lhs.copy ?? 1) < (rhs.id, rhs.copy ?? 1)
     }
 }
@@ -63,19 +63,19 @@ public struct DeliveryKey: Hashable, Sendable, Comparable, CustomStringConvertib
 /// A subscriber's name from `[subscriber NAME]`, and a catalog's from
 /// `[catalog NAME]`: `[A-Za-z0-9_-]`, 1–64, so that `KEY@NAME.json` always
 /// parses back.
-public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
-    public let value: String
+package struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+    package let value: String
 
-    public init?(_ value: String) {
+    package init?(_ value: String) {
         guard NameBytes.isWord(value) else { return nil }
         self.value = value
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
-    public static func < (lhs: SubscriberName, rhs: SubscriberName) -> Bool { lhs.value < rhs.value }
+    package static func < (lhs: SubscriberName, rhs: SubscriberName) -> Bool { lhs.value < rhs.value }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let name = SubscriberName(text) else {
             throw DecodingError.dataCorrupted(
@@ -84,7 +84,7 @@ public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConver
         self = name
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)
     }
@@ -92,18 +92,18 @@ public struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConver
 
 /// `KEY@SUBSCRIBER.json`: everything courier needs to know about an item
 /// is in its file name, so `mv` between state folders just works.
-public struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let key: DeliveryKey
-    public let subscriber: SubscriberName
+package struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let key: DeliveryKey
+    package let subscriber: SubscriberName
 
-    public init(key: DeliveryKey, subscriber: SubscriberName) {
+    package init(key: DeliveryKey, subscriber: SubscriberName) {
         self.key = key
         self.subscriber = subscriber
     }
 
     /// Parses `KEY@SUB.json`, or `KEY@SUB` when `requireExtension` is false;
     /// nil for anything else (an intake file, a leftover, a stranger).
-    public init?(_ text: String, requireExtension: Bool = true) {
+    package init?(_ text: String, requireExtension: Bool = true) {
         var base = Substring(text)
         if base.hasSuffix(".json") {
             base = base.dropLast(5)
@@ -116,17 +116,17 @@ public struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertible
         self.init(key: key, subscriber: subscriber)
     }
 
-    public init?(fileName: FileName) {
+    package init?(fileName: FileName) {
         guard let text = fileName.string else { return nil }
         self.init(text)
     }
 
-    public var fileName: FileName { FileName(description + ".json") }
+    package var fileName: FileName { FileName(description + ".json") }
 
     /// `KEY@SUB`, the form people type.
-    public var description: String { "\(key)@\(subscriber)" }
+    package var description: String { "\(key)@\(subscriber)" }
 
-    public static func < (lhs: EntryName, rhs: EntryName) -> Bool {
+    package static func < (lhs: EntryName, rhs: EntryName) -> Bool {
         (lhs.key, lhs.subscriber) < (rhs.key, rhs.subscriber)
     }
 }

@@ -2,19 +2,19 @@
 /// Every class is a subset of what is safe in a single path component, so
 /// no name courier makes or accepts can hold `/`, NUL, a space or a byte
 /// that changes meaning in a shell or a ledger column.
-public enum NameBytes {
+package enum NameBytes {
     /// The classes as messages spell them.
-    public static let idClass = "[A-Za-z0-9._:-]"
-    public static let wordClass = "[A-Za-z0-9_-]"
+    package static let idClass = "[A-Za-z0-9._:-]"
+    package static let wordClass = "[A-Za-z0-9_-]"
 
     /// `[A-Za-z0-9._:-]`: record ids and device ids.
-    public static func isID(_ byte: UInt8) -> Bool {
+    package static func isID(_ byte: UInt8) -> Bool {
         isWord(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":")
     }
 
     /// `[A-Za-z0-9_-]`: subscriber, catalog and kind names; no `.` or `:`,
     /// so `KEY@NAME.json` always parses back.
-    public static func isWord(_ byte: UInt8) -> Bool {
+    package static func isWord(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
@@ -26,17 +26,17 @@ public enum NameBytes {
 
     /// `[A-Za-z0-9._-]`: what is kept of a dropped file's name when it is
     /// flagged (`:` is left out, as some tools read it as a host name).
-    public static func isSafeFileName(_ byte: UInt8) -> Bool {
+    package static func isSafeFileName(_ byte: UInt8) -> Bool {
         isWord(byte) || byte == UInt8(ascii: ".")
     }
 
     /// 1–64 word bytes: a subscriber, catalog or kind name.
-    public static func isWord(_ text: String) -> Bool {
+    package static func isWord(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(isWord)
     }
 
     /// RFC 9110 §5.6.2 `tchar`: header names, on the way out and in.
-    public static func isToken(_ byte: UInt8) -> Bool {
+    package static func isToken(_ byte: UInt8) -> Bool {
         isWord(byte) || Array("!#$%&'*+.^`|~".utf8).contains(byte)
     }
 }

@@ -3,18 +3,18 @@
 /// `O_APPEND` is not atomic across the clients of a network file system
 /// (NFS, GlusterFS), so no two hosts may append to one file. 1–64 of
 /// `[A-Za-z0-9._-]`, not starting with `.` (a hidden file is no ledger).
-public struct WorkerID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let value: String
+package struct WorkerID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let value: String
 
-    public static let maximumLength = 64
+    package static let maximumLength = 64
 
-    public init(_ value: String) throws(WorkerIDError) {
+    package init(_ value: String) throws(WorkerIDError) {
         if let problem = Self.problem(with: value) { throw WorkerIDError(text: value, problem: problem) }
         self.value = value
     }
 
     /// Why `value` is not a worker id, in words for a message; nil when it is one.
-    public static func problem(with value: String) -> String? {
+    package static func problem(with value: String) -> String? {
         let bytes = value.utf8
         if bytes.isEmpty { return "it is empty" }
         if bytes.count > maximumLength { return "it is \(bytes.count) bytes long (at most \(maximumLength))" }
@@ -25,18 +25,18 @@ public struct WorkerID: Hashable, Sendable, Comparable, CustomStringConvertible 
         return nil
     }
 
-    public var description: String { value }
+    package var description: String { value }
 
     /// Byte order: the bytes are ASCII.
-    public static func < (lhs: WorkerID, rhs: WorkerID) -> Bool { lhs.value < rhs.value }
+    package static func < (lhs: WorkerID, rhs: WorkerID) -> Bool { lhs.value < rhs.value }
 }
 
 /// A worker id refused, with the text as given and why.
-public struct WorkerIDError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let text: String
-    public let problem: String
+package struct WorkerIDError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let text: String
+    package let problem: String
 
-    public var description: String {
+    package var description: String {
         // Escaped as Swift escapes a string literal: a newline or a control
         // byte in a configuration value must not break the message's one line.
         let shown = text.prefix(100).unicodeScalars.map { $0.escaped(asASCII: false) }.joined()

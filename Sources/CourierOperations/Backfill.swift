@@ -8,29 +8,29 @@ import Glibc
 /// `courier backfill`: the fourth trigger. Re-sends history to one
 /// subscriber with the records' own keys, so an endpoint that already has
 /// a record keeps it once.
-public struct Backfill {
-    public enum Source: Sendable, Equatable {
+package struct Backfill {
+    package enum Source: Sendable, Equatable {
         /// Every record already delivered to anyone, one per id.
         case sent
         /// The record files in a directory.
         case directory(String)
     }
 
-    public struct Report: Sendable {
+    package struct Report: Sendable {
         /// Entries written to or moved into `queued/`.
-        public var queued: [String] = []
+        package var queued: [String] = []
         /// Entries already waiting (`queued/`, `sending/`, `awaitingRoute/`).
-        public var alreadyPending: [String] = []
+        package var alreadyPending: [String] = []
         /// Files in the source that are not records, with the reason.
-        public var skipped: [String] = []
+        package var skipped: [String] = []
         /// Records of a kind the subscriber does not take, with the kind.
-        public var notTaken: [String] = []
+        package var notTaken: [String] = []
     }
 
     let session: SpoolSession
     let configuration: Configuration
 
-    public init(session: SpoolSession, configuration: Configuration) {
+    package init(session: SpoolSession, configuration: Configuration) {
         self.session = session
         self.configuration = configuration
     }
@@ -39,7 +39,7 @@ public struct Backfill {
 
     /// Records whose `time` (else the file's modification time) lies in
     /// `since ..< until`.
-    public func run(
+    package func run(
         since: Timestamp, until: Timestamp, subscriber: SubscriberName, from source: Source, dryRun: Bool
     ) throws(OperationError) -> Report {
         guard let target = configuration.subscriber(named: subscriber) else {

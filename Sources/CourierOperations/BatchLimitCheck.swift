@@ -5,10 +5,10 @@ import CourierTransport
 /// (up to `max-record-size`) that no batch body of a subscriber can hold
 /// would need attention there instead of being sent, so it is worth a
 /// warning before one arrives.
-public struct BatchLimitCheck {
+package struct BatchLimitCheck {
     let configuration: Configuration
 
-    public init(configuration: Configuration) { self.configuration = configuration }
+    package init(configuration: Configuration) { self.configuration = configuration }
 
     /// The bytes of a body around one record: its envelope, and the guess
     /// at an item's other members a batch is filled by.
@@ -16,7 +16,7 @@ public struct BatchLimitCheck {
         BatchBody.envelopeSize(deviceID: configuration.deviceID) + BatchBody.overheadPerItem
     }
 
-    public func run() -> [SpoolCheck.Finding] {
+    package func run() -> [SpoolCheck.Finding] {
         configuration.subscribers.filter { $0.mode == .batch }.compactMap { subscriber in
             let limit = subscriber.batch.maxBytes
             guard configuration.maxRecordSize + smallestOverhead() > limit else { return nil }

@@ -5,18 +5,18 @@ import CourierSpool
 /// `courier copy`: a deliberate duplicate under a new key `ID#N`, N the
 /// next number no entry or ledger line has used, so that an idempotent
 /// receiver stores it again. The original is untouched.
-public struct Copier {
+package struct Copier {
     let session: SpoolSession
     let configuration: Configuration
 
-    public init(session: SpoolSession, configuration: Configuration) {
+    package init(session: SpoolSession, configuration: Configuration) {
         self.session = session
         self.configuration = configuration
     }
 
     private var spool: Spool { session.spool }
 
-    public func copy(_ item: SpoolItem, to subscriber: SubscriberName? = nil) throws(OperationError) -> EntryName {
+    package func copy(_ item: SpoolItem, to subscriber: SubscriberName? = nil) throws(OperationError) -> EntryName {
         guard let original = item.entry else { throw .notAnEntry(item.name.description) }
         let target = subscriber ?? original.subscriber
         guard configuration.subscriber(named: target) != nil else { throw .unknownSubscriber(target.value) }

@@ -7,16 +7,16 @@ import CourierSpool
 /// round tries them), and the soonest next attempt of the others. A
 /// deferred entry is known by its stamp (`DeferralStamp`), so this needs
 /// no configuration and no ledger.
-public struct DeferredEntries: Sendable, Equatable {
-    public var count = 0
-    public var due = 0
+package struct DeferredEntries: Sendable, Equatable {
+    package var count = 0
+    package var due = 0
     /// The soonest next attempt not reached yet.
-    public var next: Timestamp?
+    package var next: Timestamp?
 
-    public init() {}
+    package init() {}
 
     /// Counts one deferred entry.
-    public mutating func add(_ stamp: DeferralStamp, now: Timestamp) {
+    package mutating func add(_ stamp: DeferralStamp, now: Timestamp) {
         count += 1
         if stamp.due <= now {
             due += 1
@@ -30,7 +30,7 @@ public struct DeferredEntries: Sendable, Equatable {
     /// spool without schedules costs no `stat` per entry (a million queued
     /// would take seconds). Nil when the configuration cannot be read:
     /// every entry is looked at.
-    public static func survey(_ spool: Spool, of scheduled: Set<SubscriberName>?, now: Timestamp = .now())
+    package static func survey(_ spool: Spool, of scheduled: Set<SubscriberName>?, now: Timestamp = .now())
         throws(SpoolError) -> DeferredEntries
     {
         var found = DeferredEntries()

@@ -7,20 +7,20 @@ import CourierSpool
 /// into `queued/` atomically (tmp/ then rename), so a half-written file is
 /// never seen. It needs only the spool's intake folders (`SpoolInbox`),
 /// which is all a member of the producers group may open.
-public struct Enqueuer {
+package struct Enqueuer {
     var inbox: SpoolInbox
     let configuration: Configuration
 
-    public init(inbox: SpoolInbox, configuration: Configuration) {
+    package init(inbox: SpoolInbox, configuration: Configuration) {
         self.inbox = inbox
         self.configuration = configuration
     }
 
-    public enum Failure: Error, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, CustomStringConvertible {
         case invalid(source: String, reason: String)
         case spool(SpoolError)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .invalid(let source, let reason): return "\(source): \(reason)"
             case .spool(let error): return error.description
@@ -30,7 +30,7 @@ public struct Enqueuer {
 
     /// Validates and drops one record; returns the name it got in queued/.
     @discardableResult
-    public mutating func enqueue(_ bytes: [UInt8], source: String) throws(Failure) -> FileName {
+    package mutating func enqueue(_ bytes: [UInt8], source: String) throws(Failure) -> FileName {
         let record: Record
         switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
         case .success(let parsed): record = parsed

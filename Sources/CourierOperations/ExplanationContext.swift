@@ -7,16 +7,16 @@ extension Explanation {
     /// say what will happen to it: whether its subscriber is held, when a
     /// deferred entry is due, and the configuration's schedule and
     /// route-wait when there is a configuration.
-    public struct Context: Sendable {
-        public var hold: Hold?
+    package struct Context: Sendable {
+        package var hold: Hold?
         /// A queued entry's deferral stamp (its modification time).
-        public var stamp: DeferralStamp?
+        package var stamp: DeferralStamp?
         /// How many steps its subscriber's `retry-schedule` has.
-        public var steps: Int?
-        public var routeWait: Duration?
-        public var now: Timestamp
+        package var steps: Int?
+        package var routeWait: Duration?
+        package var now: Timestamp
 
-        public init(
+        package init(
             hold: Hold? = nil, stamp: DeferralStamp? = nil, steps: Int? = nil, routeWait: Duration? = nil,
             now: Timestamp = .now()
         ) {
@@ -28,7 +28,7 @@ extension Explanation {
         }
 
         /// The context of `item` in `spool`, under `configuration` if any.
-        public static func of(_ item: SpoolItem, in spool: Spool, configuration: Configuration?) throws(SpoolError)
+        package static func of(_ item: SpoolItem, in spool: Spool, configuration: Configuration?) throws(SpoolError)
             -> Context
         {
             var context = Context(routeWait: configuration?.routeWait)

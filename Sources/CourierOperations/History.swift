@@ -4,20 +4,20 @@ import CourierSupport
 import CourierTransport
 
 /// The ledger, read back for people: `why` and `log`.
-public struct History {
+package struct History {
     let spool: Spool
 
-    public init(spool: Spool) { self.spool = spool }
+    package init(spool: Spool) { self.spool = spool }
 
     /// A filter for `courier log`.
-    public struct Filter: Sendable {
-        public var since: Timestamp?
-        public var until: Timestamp?
-        public var subscriber: String?
-        public var event: LedgerEvent?
-        public var key: String?
+    package struct Filter: Sendable {
+        package var since: Timestamp?
+        package var until: Timestamp?
+        package var subscriber: String?
+        package var event: LedgerEvent?
+        package var key: String?
 
-        public init(
+        package init(
             since: Timestamp? = nil, until: Timestamp? = nil, subscriber: String? = nil, event: LedgerEvent? = nil,
             key: String? = nil
         ) {
@@ -46,14 +46,14 @@ public struct History {
         }
     }
 
-    public func lines(_ filter: Filter) throws(SpoolError) -> [LedgerLine] {
+    package func lines(_ filter: Filter) throws(SpoolError) -> [LedgerLine] {
         var found: [LedgerLine] = []
         try forEachLine(filter) { found.append($0) }
         return found
     }
 
     /// The lines `filter` matches, oldest first, as they are read.
-    public func forEachLine(_ filter: Filter, _ visit: (LedgerLine) -> Void) throws(SpoolError) {
+    package func forEachLine(_ filter: Filter, _ visit: (LedgerLine) -> Void) throws(SpoolError) {
         _ = try Ledger.read(
             from: spool.ledgerDirectory, sinceDay: filter.since?.utcDay, untilDay: filter.until?.utcDay,
             containing: filter.needle
@@ -63,15 +63,15 @@ public struct History {
     }
 
     /// Every ledger line of one item, oldest first.
-    public func lines(for item: SpoolItem) throws(SpoolError) -> [LedgerLine] {
+    package func lines(for item: SpoolItem) throws(SpoolError) -> [LedgerLine] {
         try lines(Filter(subscriber: item.ledgerSubscriber, key: item.ledgerKey))
     }
 }
 
 /// Plain words for why an item is where it is, and what will happen to
 /// it: every piece of advice here is what courier really does.
-public enum Explanation {
-    public static func explain(_ item: SpoolItem, last: LedgerLine?, context: Context = Context()) -> String {
+package enum Explanation {
+    package static func explain(_ item: SpoolItem, last: LedgerLine?, context: Context = Context()) -> String {
         switch item.state {
         case .sent:
             return "Delivered: the subscriber answered \(last.map { "HTTP \($0.status)" } ?? "2xx")."
@@ -183,7 +183,7 @@ public enum Explanation {
     /// What `why` adds for a batch item: what the server said of it last,
     /// and the etag courier keeps for the entity the record writes, which
     /// a later `UPDATE` of that entity names.
-    public static func serverNotes(for item: SpoolItem, history: [LedgerLine], in spool: Spool) -> [String] {
+    package static func serverNotes(for item: SpoolItem, history: [LedgerLine], in spool: Spool) -> [String] {
         guard let entry = item.entry else { return [] }
         var notes: [String] = []
         let delivery: Set<LedgerEvent> = [.sent, .retry, .needsAttention]

@@ -6,10 +6,10 @@ import CourierSupport
 /// `courier hold` and `courier release`: the moves a person makes to pause
 /// a subscriber, with a ledger line each. They do what `touch` and `rm` in
 /// `.courier/held/` would, plus the trace.
-public struct Holding {
+package struct Holding {
     let session: SpoolSession
 
-    public init(session: SpoolSession) { self.session = session }
+    package init(session: SpoolSession) { self.session = session }
 
     /// Holds `subscriber`. Holding it again replaces the reason and keeps
     /// the time it has been held since. The ledger line comes first, as for
@@ -17,7 +17,7 @@ public struct Holding {
     /// the ledger keeps it, with the configuration's secrets redacted:
     /// `status` shows it.
     @discardableResult
-    public func hold(_ subscriber: SubscriberName, reason: String) throws(OperationError) -> Hold {
+    package func hold(_ subscriber: SubscriberName, reason: String) throws(OperationError) -> Hold {
         let name = FileName(subscriber.value)
         let now = Timestamp.now()
         let reason = session.redact(reason)
@@ -41,7 +41,7 @@ public struct Holding {
 
     /// Releases `subscriber`: nil when it was not held (nothing to do,
     /// and no ledger line).
-    public func release(_ subscriber: SubscriberName) throws(OperationError) -> Hold? {
+    package func release(_ subscriber: SubscriberName) throws(OperationError) -> Hold? {
         do throws(SpoolError) {
             guard let hold = try session.spool.holds().first(where: { $0.subscriber == subscriber }) else { return nil }
             let held = "held since \(hold.since.rfc3339)" + (hold.reason.isEmpty ? "" : ": \(hold.reason)")

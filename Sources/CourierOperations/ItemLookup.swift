@@ -4,7 +4,7 @@ import CourierRound
 import CourierSpool
 import Foundation
 
-public enum OperationError: Error, Sendable, CustomStringConvertible {
+package enum OperationError: Error, Sendable, CustomStringConvertible {
     case noSuchEntry(String)
     case wrongState(String, SpoolState, expected: [SpoolState])
     case notAnEntry(String)
@@ -12,7 +12,7 @@ public enum OperationError: Error, Sendable, CustomStringConvertible {
     case unknownSubscriber(String)
     case spool(SpoolError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAnEntry(let text):
             return "\(text) is a file intake did not accept, not an entry; fix it and `courier resend` it"
@@ -54,7 +54,7 @@ extension Spool {
     /// Resolves what a person typed: `KEY@SUB.json` (also as
     /// `state/KEY@SUB.json`), `KEY@SUB`, a safe name from needsAttention/,
     /// or a KEY, which means every subscriber's entry of that key.
-    public func resolve(_ text: String) throws(OperationError) -> [SpoolItem] {
+    package func resolve(_ text: String) throws(OperationError) -> [SpoolItem] {
         let last = String(text.split(separator: "/").last ?? Substring(text))
         // A hidden name is invisible in every folder (never moved), and `.`,
         // `..` or `/` would find a folder itself.

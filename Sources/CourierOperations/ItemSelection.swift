@@ -6,41 +6,41 @@ import CourierSpool
 /// names given, or — with no names — every item in the command's states
 /// that passes the filters. The filters narrow named items too, so
 /// `resend --older-than 1h a b` moves only those of a and b that are old.
-public struct ItemSelection: Sendable {
-    public var names: [String] = []
+package struct ItemSelection: Sendable {
+    package var names: [String] = []
     /// Names were asked for, perhaps none (`-` with an empty standard
     /// input): then only they are acted on, so `grep … | courier delete -
     /// --state failed` that finds nothing deletes nothing.
-    public var namesGiven = false
+    package var namesGiven = false
     /// Every item of the command's states; needed when nothing else says
     /// which, so a bare `courier resend` never moves a whole folder.
-    public var all = false
-    public var subscriber: SubscriberName?
-    public var states: Set<SpoolState>?
+    package var all = false
+    package var subscriber: SubscriberName?
+    package var states: Set<SpoolState>?
     /// By when the item was taken in (`IntakeTimes`).
-    public var olderThan: Duration?
+    package var olderThan: Duration?
 
-    public init() {}
+    package init() {}
 
     /// True when it names nothing and filters nothing.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         names.isEmpty && !namesGiven && !all && subscriber == nil && states == nil && olderThan == nil
     }
 
     /// A name that could not be acted on, and why.
-    public struct Refusal: Sendable, Equatable {
-        public let name: String
-        public let reason: String
+    package struct Refusal: Sendable, Equatable {
+        package let name: String
+        package let reason: String
     }
 
     /// What a selection came to: the items to act on, the names refused
     /// (not found, or in a state the command does not take), and the
     /// flagged files (`invalid-…`) that `--all` or a filter passed over:
     /// they are no subscriber's entry, and are acted on only by name.
-    public struct Resolved: Sendable {
-        public var items: [SpoolItem] = []
-        public var refused: [Refusal] = []
-        public var skipped: [SpoolItem] = []
+    package struct Resolved: Sendable {
+        package var items: [SpoolItem] = []
+        package var refused: [Refusal] = []
+        package var skipped: [SpoolItem] = []
     }
 
     /// The items chosen from `allowed` states, and the names refused (not
@@ -51,7 +51,7 @@ public struct ItemSelection: Sendable {
     /// `session`: a command's own, to resolve an entry held as one file
     /// by two state folders (a rename a power cut left half done) before
     /// acting on it.
-    public func resolve(
+    package func resolve(
         in spool: Spool, allowed: [SpoolState], picking: [SpoolState]? = nil, now: Timestamp = .now(),
         session: SpoolSession? = nil
     ) throws(OperationError) -> (items: [SpoolItem], refused: [Refusal]) {
@@ -60,7 +60,7 @@ public struct ItemSelection: Sendable {
     }
 
     /// `resolve`, with the flagged files a pick passed over.
-    public func choose(
+    package func choose(
         in spool: Spool, allowed: [SpoolState], picking: [SpoolState]? = nil, now: Timestamp = .now(),
         session: SpoolSession? = nil
     ) throws(OperationError) -> Resolved {

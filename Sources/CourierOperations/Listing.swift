@@ -7,24 +7,24 @@ import Foundation
 /// order the folders give them (as `ls -f` and Postfix's mailq do), so
 /// that a million entries start printing at once rather than after they
 /// are all read and sorted; `sort` is there for order.
-public struct Listing {
+package struct Listing {
     let spool: Spool
 
-    public init(spool: Spool) { self.spool = spool }
+    package init(spool: Spool) { self.spool = spool }
 
     /// Which items.
-    public struct Filter: Sendable {
-        public var states: [SpoolState]
+    package struct Filter: Sendable {
+        package var states: [SpoolState]
         /// The entry's subscriber; `-` for flagged files and intake files.
-        public var subscriber: String?
+        package var subscriber: String?
         /// Only items taken in longer ago than this (`IntakeTimes`).
-        public var olderThan: Duration?
+        package var olderThan: Duration?
 
         /// What `list` shows without a state: everything still waiting for
         /// a round or a person, not the delivered.
-        public static let unsettled = SpoolState.attentionFirst.filter { $0 != .sent }
+        package static let unsettled = SpoolState.attentionFirst.filter { $0 != .sent }
 
-        public init(states: [SpoolState] = unsettled, subscriber: String? = nil, olderThan: Duration? = nil) {
+        package init(states: [SpoolState] = unsettled, subscriber: String? = nil, olderThan: Duration? = nil) {
             self.states = states
             self.subscriber = subscriber
             self.olderThan = olderThan
@@ -32,19 +32,19 @@ public struct Listing {
     }
 
     /// One item with what `list` says of it.
-    public struct Row {
-        public let item: SpoolItem
-        public let kind: String?
+    package struct Row {
+        package let item: SpoolItem
+        package let kind: String?
         /// The record's own `time`, as written.
-        public let time: String?
+        package let time: String?
         /// When the item was taken in (`IntakeTimes`): its age counts from it.
-        public let takenIn: Timestamp
-        public let last: LastEvent?
+        package let takenIn: Timestamp
+        package let last: LastEvent?
     }
 
     /// Visits the items `filter` selects, state by state, each as soon as
     /// it is found; `now` is what `olderThan` counts back from.
-    public func forEach(_ filter: Filter, now: Timestamp, _ visit: (Row) -> Void) throws(SpoolError) {
+    package func forEach(_ filter: Filter, now: Timestamp, _ visit: (Row) -> Void) throws(SpoolError) {
         let history = try LastEvents(directory: spool.ledgerDirectory)
         let intake = IntakeTimes(spool: spool)
         for state in filter.states {

@@ -4,12 +4,12 @@ import CourierSupport
 
 /// What `courier log` asks of the ledger: which lines, and how many of the
 /// last of them.
-public struct LogQuery: Sendable {
-    public var filter: History.Filter
+package struct LogQuery: Sendable {
+    package var filter: History.Filter
     /// `-n N`: only the last N matching lines.
-    public var last: Int?
+    package var last: Int?
 
-    public init(filter: History.Filter, last: Int? = nil) {
+    package init(filter: History.Filter, last: Int? = nil) {
         self.filter = filter
         self.last = last
     }
@@ -21,7 +21,7 @@ public struct LogQuery: Sendable {
     /// item's whole story, which is a few lines however old. A follow
     /// starts today even with a key: it is about what comes next, and its
     /// first look reads every line of its window, without the key search.
-    public static func defaultSince(until: Timestamp?, key: String?, following: Bool = false, now: Timestamp)
+    package static func defaultSince(until: Timestamp?, key: String?, following: Bool = false, now: Timestamp)
         -> Timestamp?
     {
         guard following || (until == nil && key == nil) else { return nil }
@@ -32,7 +32,7 @@ public struct LogQuery: Sendable {
 extension History {
     /// The lines `query` matches, oldest first: as they are read, or with
     /// `last`, the last that many once the window is read.
-    public func run(_ query: LogQuery, _ visit: (LedgerLine) -> Void) throws(SpoolError) {
+    package func run(_ query: LogQuery, _ visit: (LedgerLine) -> Void) throws(SpoolError) {
         guard let count = query.last else { return try forEachLine(query.filter, visit) }
         var last = LastLines(count)
         try forEachLine(query.filter) { last.append($0) }
@@ -42,7 +42,7 @@ extension History {
     /// Whether a ledger line names `subscriber`: one removed from the
     /// configuration keeps its history, which `log --subscriber` still
     /// shows. Newest day first, stopping at the first line.
-    public func mentions(subscriber: String) throws(SpoolError) -> Bool {
+    package func mentions(subscriber: String) throws(SpoolError) -> Bool {
         let needle = "\t" + LedgerLine.escape(subscriber) + "\t"
         for (_, name) in try Ledger.dayFiles(in: spool.ledgerDirectory).reversed() {
             var found = false
@@ -57,14 +57,14 @@ extension History {
 
 /// The last `capacity` lines it was given, oldest first: `-n N` keeps no
 /// more than N lines in memory however long the window.
-public struct LastLines: Sendable {
-    public let capacity: Int
+package struct LastLines: Sendable {
+    package let capacity: Int
     private var ring: [LedgerLine] = []
     private var next = 0
 
-    public init(_ capacity: Int) { self.capacity = max(0, capacity) }
+    package init(_ capacity: Int) { self.capacity = max(0, capacity) }
 
-    public mutating func append(_ line: LedgerLine) {
+    package mutating func append(_ line: LedgerLine) {
         guard capacity > 0 else { return }
         if ring.count < capacity {
             ring.append(line)
@@ -74,27 +74,27 @@ public struct LastLines: Sendable {
         }
     }
 
-    public var lines: [LedgerLine] { Array(ring[next...] + ring[..<next]) }
+    package var lines: [LedgerLine] { Array(ring[next...] + ring[..<next]) }
 }
 
 /// `courier log --follow`: the matching lines written since it last looked,
 /// read whole across day files (a follow that runs past midnight goes on
 /// in the new day's files), each worker's file from where it stopped.
-public struct LedgerFollower {
+package struct LedgerFollower {
     let directory: DirectoryHandle
     let filter: History.Filter
     /// After the last whole line read; nil before the first look with no
     /// `since`, which then reads the whole ledger.
-    public private(set) var position: LedgerPosition?
+    package private(set) var position: LedgerPosition?
 
-    public init(spool: Spool, filter: History.Filter) {
+    package init(spool: Spool, filter: History.Filter) {
         directory = spool.ledgerDirectory
         self.filter = filter
         position = filter.since.map { LedgerPosition(day: $0.utcDay) }
     }
 
     /// Visits the matching lines written since the last look.
-    public mutating func poll(_ visit: (LedgerLine) -> Void) throws(SpoolError) {
+    package mutating func poll(_ visit: (LedgerLine) -> Void) throws(SpoolError) {
         let filter = filter
         position = try Ledger.readNew(after: position, in: directory) { line in
             if filter.matches(line) { visit(line) }

@@ -5,41 +5,41 @@ import CourierSpool
 /// them, with a ledger line each. They do exactly what `mv` (or `rm`)
 /// would, plus the trace; each item is settled on its own, so one that
 /// cannot be moved does not stop the others.
-public struct ManualMoves {
+package struct ManualMoves {
     let session: SpoolSession
 
-    public init(session: SpoolSession) { self.session = session }
+    package init(session: SpoolSession) { self.session = session }
 
     /// What happened to each item.
-    public struct Report: Sendable {
-        public var moved: [(item: SpoolItem, to: SpoolState?)] = []
-        public var refused: [ItemSelection.Refusal] = []
+    package struct Report: Sendable {
+        package var moved: [(item: SpoolItem, to: SpoolState?)] = []
+        package var refused: [ItemSelection.Refusal] = []
     }
 
-    public static let acknowledgeStates: [SpoolState] = [.needsAttention]
-    public static let resendStates: [SpoolState] = [.failed, .needsAttention]
+    package static let acknowledgeStates: [SpoolState] = [.needsAttention]
+    package static let resendStates: [SpoolState] = [.failed, .needsAttention]
     /// `queued/` too, as postsuper -d: the caller holds the round lock
     /// (`Spool.lockRound`), so no round claims an entry as it goes.
-    public static let deleteStates: [SpoolState] = [.needsAttention, .failed, .queued]
+    package static let deleteStates: [SpoolState] = [.needsAttention, .failed, .queued]
     /// What `delete --all` (or a filter without `--state`) looks in: a
     /// whole queue goes only when `--state queued` says so.
-    public static let deletePickStates: [SpoolState] = [.needsAttention, .failed]
+    package static let deletePickStates: [SpoolState] = [.needsAttention, .failed]
 
     /// needsAttention/ → failed/ (event `acknowledged`).
-    public func acknowledge(_ items: [SpoolItem]) throws(OperationError) -> Report {
+    package func acknowledge(_ items: [SpoolItem]) throws(OperationError) -> Report {
         try settle(
             items, allowed: Self.acknowledgeStates, to: .failed, event: .acknowledged,
             detail: "acknowledged by a person")
     }
 
     /// failed/ or needsAttention/ → queued/ with the same key (event `resent`).
-    public func resend(_ items: [SpoolItem]) throws(OperationError) -> Report {
+    package func resend(_ items: [SpoolItem]) throws(OperationError) -> Report {
         try settle(items, allowed: Self.resendStates, to: .queued, event: .resent, detail: "resent by a person")
     }
 
     /// needsAttention/, failed/ or queued/ → removed (event `deleted`): never
     /// delivered, and a person said so.
-    public func delete(_ items: [SpoolItem]) throws(OperationError) -> Report {
+    package func delete(_ items: [SpoolItem]) throws(OperationError) -> Report {
         try settle(items, allowed: Self.deleteStates, to: nil, event: .deleted, detail: "deleted by a person")
     }
 

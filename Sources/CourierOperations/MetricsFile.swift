@@ -10,7 +10,7 @@ import Glibc
 
 /// A Prometheus text-format file for node_exporter's textfile collector,
 /// replaced atomically after each round (`metrics-file`).
-public struct MetricsFile {
+package struct MetricsFile {
     let path: String
     /// The file itself is outside the spool; the session keeps the spool's
     /// part (the last exit status, the event counts).
@@ -24,7 +24,7 @@ public struct MetricsFile {
     /// Whether a notifier is configured (`notify-command`, not `notify = off`).
     let notifierConfigured: Bool
 
-    public init(
+    package init(
         path: String, session: SpoolSession, catalogs: [SubscriberName] = [], subscribers: [SubscriberName] = [],
         scheduled: Set<SubscriberName> = [], notifierConfigured: Bool = false
     ) {
@@ -39,7 +39,7 @@ public struct MetricsFile {
     private var spool: Spool { session.spool }
 
     /// The metrics of a spool run by `configuration`.
-    public init(path: String, session: SpoolSession, configuration: Configuration) {
+    package init(path: String, session: SpoolSession, configuration: Configuration) {
         self.init(
             path: path, session: session, catalogs: configuration.catalogs.map(\.name),
             subscribers: configuration.subscribers.map(\.name),
@@ -53,7 +53,7 @@ public struct MetricsFile {
     /// began; the last round's time, duration, exit status and tallies; and
     /// each catalog's position. `finished` is when the last round ended
     /// (nil: from its summary, none when no round ever finished).
-    public func render(
+    package func render(
         summary: RoundSummary?, exitStatus: Int32, finished: Timestamp? = nil, now: Timestamp = .now()
     ) throws(SpoolError) -> String {
         var text = Exposition()
@@ -227,7 +227,7 @@ public struct MetricsFile {
     /// as `NAME.PID.tmp` (0644; the textfile collector reads only `*.prom`),
     /// fsynced, renamed, and the directory fsynced, so the collector never
     /// reads half a file and a power cut leaves the old file or the new one.
-    public func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
+    package func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
         try session.commit(
             Transition(newFiles: [
                 .init(Array("\(exitStatus)\n".utf8), as: FileName(Self.exitStatusFile), in: .control, replacing: true)
@@ -239,7 +239,7 @@ public struct MetricsFile {
 
     /// After a command that is not a round moved items: the same file, with
     /// the last round's figures as that round left them.
-    public func refresh() throws(SpoolError) {
+    package func refresh() throws(SpoolError) {
         let status = spool.readControlFile(Self.exitStatusFile).flatMap {
             Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }

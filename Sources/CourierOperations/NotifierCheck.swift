@@ -6,16 +6,16 @@ import Glibc
 /// `courier check`'s view of `notify-command`: a program that cannot run,
 /// or that failed the last time it ran, is worth a warning before the
 /// night it was meant to wake someone.
-public struct NotifierCheck {
+package struct NotifierCheck {
     let configuration: Configuration
     let spool: Spool
 
-    public init(configuration: Configuration, spool: Spool) {
+    package init(configuration: Configuration, spool: Spool) {
         self.configuration = configuration
         self.spool = spool
     }
 
-    public func run() -> [SpoolCheck.Finding] {
+    package func run() -> [SpoolCheck.Finding] {
         guard let command = configuration.notifyCommand, configuration.notify != .off else { return [] }
         var findings: [SpoolCheck.Finding] = []
         if access(command, X_OK) != 0 {

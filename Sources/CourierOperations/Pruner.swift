@@ -4,17 +4,17 @@ import CourierSpool
 import CourierSupport
 
 /// What `courier prune` removed (or would remove, in a dry run).
-public struct PruneReport: Sendable, Equatable {
+package struct PruneReport: Sendable, Equatable {
     /// The names of the files in `ledger/`: a day's own, and its workers'.
-    public var ledgerFiles: [String] = []
-    public var sentEntries: [String] = []
+    package var ledgerFiles: [String] = []
+    package var sentEntries: [String] = []
     /// Only with `failed-retention`.
-    public var failedEntries: [String] = []
-    public var temporaryLeftovers: [String] = []
+    package var failedEntries: [String] = []
+    package var temporaryLeftovers: [String] = []
     /// `SUB/ID` of each etag kept in `.courier/etags/` that aged out.
-    public var entityTags: [String] = []
+    package var entityTags: [String] = []
 
-    public var total: Int {
+    package var total: Int {
         ledgerFiles.count + sentEntries.count + failedEntries.count + temporaryLeftovers.count + entityTags.count
     }
 }
@@ -24,7 +24,7 @@ public struct PruneReport: Sendable, Equatable {
 /// `failed/` entries go only under `failed-retention`, counted from when
 /// they entered `failed/`, each with a `deleted` ledger line: they were
 /// never delivered. `needsAttention/` waits for a person, always.
-public struct Pruner {
+package struct Pruner {
     let session: SpoolSession
     let retention: Duration
     let failedRetention: Duration?
@@ -33,12 +33,12 @@ public struct Pruner {
 
     /// maildir's rule: a file in tmp/ untouched for 36 hours belongs to a
     /// writer that died; no live writer takes that long.
-    public static let temporaryLeftoverAge: Duration = .seconds(36 * 3600)
+    package static let temporaryLeftoverAge: Duration = .seconds(36 * 3600)
     /// Removals per commit: a prune of a million entries holds this many
     /// names at a time, not all of them.
     static let chunk = 4096
 
-    public init(
+    package init(
         session: SpoolSession, retention: Duration, failedRetention: Duration? = nil, now: Timestamp = .now(),
         dryRun: Bool
     ) {
@@ -53,7 +53,7 @@ public struct Pruner {
 
     /// Safe to run twice, or beside a round: it removes only what is old,
     /// and a file already gone counts as removed.
-    public func run() throws(SpoolError) -> PruneReport {
+    package func run() throws(SpoolError) -> PruneReport {
         // One prune at a time among the workers of a shared spool.
         let serial = try session.serialLock()
         defer { withExtendedLifetime(serial) {} }

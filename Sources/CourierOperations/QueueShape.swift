@@ -5,19 +5,19 @@ import CourierSpool
 /// in age buckets, as Postfix's qshape shows its queues: where a backlog
 /// sits and since when, at a glance. Ages are counted from the file's
 /// mtime (for an entry, when intake took it), as `list --older-than` does.
-public struct QueueShape: Sendable, Equatable {
+package struct QueueShape: Sendable, Equatable {
     /// A bucket: items younger than `limit`; the last one has none.
-    public struct Bucket: Sendable, Equatable {
+    package struct Bucket: Sendable, Equatable {
         /// `<5m` for a table's header.
-        public let label: String
+        package let label: String
         /// `under5m` for JSON.
-        public let key: String
-        public let limit: Duration?
+        package let key: String
+        package let limit: Duration?
     }
 
     /// Five minutes: a round's worth (the timer runs every 5 minutes); an
     /// hour: retries and a short outage; a day: a person should have looked.
-    public static let buckets = [
+    package static let buckets = [
         Bucket(label: "<5m", key: "under5m", limit: .seconds(300)),
         Bucket(label: "<1h", key: "under1h", limit: .seconds(3600)),
         Bucket(label: "<1d", key: "under1d", limit: .seconds(86_400)),
@@ -25,32 +25,32 @@ public struct QueueShape: Sendable, Equatable {
     ]
 
     /// The states shown: every one but `sent/`, whose items wait for nothing.
-    public static let states = SpoolState.attentionFirst.filter { $0 != .sent }
+    package static let states = SpoolState.attentionFirst.filter { $0 != .sent }
 
     /// One subscriber's items in one state, counted per bucket.
-    public struct Row: Sendable, Equatable {
+    package struct Row: Sendable, Equatable {
         /// `-` for flagged and intake files.
-        public let subscriber: String
-        public let state: SpoolState
+        package let subscriber: String
+        package let state: SpoolState
         /// One count per bucket, in the order of `buckets`.
-        public var counts: [Int]
+        package var counts: [Int]
 
-        public var total: Int { counts.reduce(0, +) }
+        package var total: Int { counts.reduce(0, +) }
     }
 
     /// Sorted by subscriber, then state in `states` order; only rows with
     /// items.
-    public private(set) var rows: [Row]
+    package private(set) var rows: [Row]
 
     /// Index of the bucket an item of this age falls in; an mtime in the
     /// future (a clock set back) counts as new.
-    public static func bucket(for age: Duration) -> Int {
+    package static func bucket(for age: Duration) -> Int {
         buckets.firstIndex { bucket in bucket.limit.map { age < $0 } ?? true } ?? buckets.count - 1
     }
 
     /// Reads the state folders and stats each item; `now` is what ages are
     /// counted back from.
-    public static func measure(_ spool: Spool, now: Timestamp) throws(SpoolError) -> QueueShape {
+    package static func measure(_ spool: Spool, now: Timestamp) throws(SpoolError) -> QueueShape {
         var counts: [String: [SpoolState: [Int]]] = [:]
         let intake = IntakeTimes(spool: spool)
         for state in states {

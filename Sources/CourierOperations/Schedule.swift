@@ -2,10 +2,10 @@ import CourierPosix
 import Foundation
 
 /// When the next background round will run, as systemd knows it.
-public enum Schedule {
+package enum Schedule {
     /// systemd's own words for courier.timer's next elapse, or nil when
     /// there is no systemd or the timer is not active.
-    public static func nextBackgroundRound() -> String? {
+    package static func nextBackgroundRound() -> String? {
         let systemctl = "/usr/bin/systemctl"
         guard FileManager.default.fileExists(atPath: "/run/systemd/system"),
             FileManager.default.isExecutableFile(atPath: systemctl)

@@ -4,16 +4,16 @@ import Foundation
 /// What a batch server said of an item, read back from its ledger line
 /// (`status=CONFLICT current_etag=v5 message="version mismatch"`,
 /// docs/design.md §8), for `courier why`.
-public struct ServerReply: Sendable, Equatable {
-    public var status = ""
-    public var serverID: String?
-    public var etag: String?
-    public var currentETag: String?
-    public var message: String?
+package struct ServerReply: Sendable, Equatable {
+    package var status = ""
+    package var serverID: String?
+    package var etag: String?
+    package var currentETag: String?
+    package var message: String?
 
     /// Nil for a line that does not carry a batch result. The fields may
     /// follow courier's own words (`retries exhausted (…): status=…`).
-    public init?(_ line: LedgerLine) {
+    package init?(_ line: LedgerLine) {
         let detail = line.detail[...]
         guard let start = detail.hasPrefix("status=") ? detail.startIndex : detail.range(of: ": status=")?.lowerBound
         else { return nil }
@@ -32,7 +32,7 @@ public struct ServerReply: Sendable, Equatable {
     }
 
     /// `OK, server_id srv-123, etag v2` or `CONFLICT, current etag v5: version mismatch`.
-    public var summary: String {
+    package var summary: String {
         var parts = [shown(status)]
         if let serverID { parts.append("server_id \(shown(serverID))") }
         if let etag { parts.append("etag \(shown(etag))") }
@@ -43,5 +43,5 @@ public struct ServerReply: Sendable, Equatable {
     /// A server's words as a terminal may show them: control bytes escaped
     /// as in the ledger, so an answer cannot move the cursor or recolour
     /// the screen of the person reading `why`.
-    public func shown(_ text: String) -> String { LedgerLine.escape(text) }
+    package func shown(_ text: String) -> String { LedgerLine.escape(text) }
 }

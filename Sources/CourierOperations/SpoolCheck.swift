@@ -3,17 +3,17 @@ import CourierSpool
 import Glibc
 
 /// `courier check` and `courier init`: what is wrong with a spool's setup.
-public struct SpoolCheck {
-    public enum Severity: String, Sendable {
+package struct SpoolCheck {
+    package enum Severity: String, Sendable {
         case warning, fault
     }
 
-    public struct Finding: Sendable, CustomStringConvertible {
-        public let severity: Severity
-        public let message: String
-        public var description: String { "\(severity.rawValue): \(message)" }
+    package struct Finding: Sendable, CustomStringConvertible {
+        package let severity: Severity
+        package let message: String
+        package var description: String { "\(severity.rawValue): \(message)" }
 
-        public init(severity: Severity, message: String) {
+        package init(severity: Severity, message: String) {
             self.severity = severity
             self.message = message
         }
@@ -21,9 +21,9 @@ public struct SpoolCheck {
 
     let spool: Spool
 
-    public init(spool: Spool) { self.spool = spool }
+    package init(spool: Spool) { self.spool = spool }
 
-    public func run() -> [Finding] {
+    package func run() -> [Finding] {
         var findings: [Finding] = []
         if let root = try? spool.root.descriptor.status() {
             if root.mode & 0o002 != 0 {

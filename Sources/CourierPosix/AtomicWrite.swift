@@ -14,7 +14,7 @@ extension DirectoryHandle {
     /// Without `syncData` the caller syncs many staged files at once
     /// (`syncFileSystem`) before it publishes any of them. `mode` is less
     /// the umask, unless `ignoringUmask`.
-    public func stage(
+    package func stage(
         _ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, ignoringUmask: Bool = false,
         syncData: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {
@@ -41,7 +41,7 @@ extension DirectoryHandle {
     /// `directory`, and (with `syncDirectory`) the directory fsynced. A
     /// failed rename removes the staged file.
     /// `replacing: false` never replaces an existing `name` (`EEXIST`).
-    public func publish(
+    package func publish(
         _ staged: FileName, to directory: DirectoryHandle, as name: FileName, syncDirectory: Bool = true,
         replacing: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {
@@ -63,7 +63,7 @@ extension DirectoryHandle {
     }
 
     /// Both halves: `bytes` become `name` in `directory`, staged here.
-    public func writeAtomically(
+    package func writeAtomically(
         _ bytes: [UInt8], as name: FileName, in directory: DirectoryHandle, staged: FileName, mode: mode_t = 0o640,
         syncDirectory: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {

@@ -6,10 +6,10 @@ import Glibc
 /// outside the directory it was listed in. A handle knows how to name
 /// itself to a person (`queued` inside the spool, the whole path outside
 /// it), and every error it throws says the operation and the file.
-public final class DirectoryHandle {
-    public let descriptor: FileDescriptor
+package final class DirectoryHandle {
+    package let descriptor: FileDescriptor
     /// For messages only; operations never go through the path again.
-    public let path: String
+    package let path: String
 
     init(descriptor: FileDescriptor, path: String) {
         self.descriptor = descriptor
@@ -18,21 +18,21 @@ public final class DirectoryHandle {
 
     /// Opens a directory by path; `displayPath` is how messages name it
     /// (default: the path itself).
-    public static func open(path: String, as displayPath: String? = nil) throws(SystemError) -> DirectoryHandle {
+    package static func open(path: String, as displayPath: String? = nil) throws(SystemError) -> DirectoryHandle {
         let fd = try system("open", onPath: path) { Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         let shown = displayPath ?? path
         return DirectoryHandle(descriptor: FileDescriptor(owning: fd, path: shown + "/"), path: shown)
     }
 
     /// How messages name a file in this directory: `queued/X`.
-    public func displayPath(of name: FileName) -> String { path + "/" + name.description }
+    package func displayPath(of name: FileName) -> String { path + "/" + name.description }
 
     /// How messages name this directory itself: `queued/`.
-    public var displayPath: String { path + "/" }
+    package var displayPath: String { path + "/" }
 
     /// Opens a subdirectory; `displayPath` replaces the default name in
     /// messages (the spool names its folders relative to itself).
-    public func openDirectory(_ name: FileName, as displayPath: String? = nil) throws(SystemError) -> DirectoryHandle {
+    package func openDirectory(_ name: FileName, as displayPath: String? = nil) throws(SystemError) -> DirectoryHandle {
         let fd = try name.withCString { cName throws(SystemError) in
             try system("open", self.displayPath(of: name)) {
                 openat(descriptor.rawValue, cName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -44,7 +44,7 @@ public final class DirectoryHandle {
 
     /// Opens a file in this directory; symbolic links are never followed
     /// and FIFOs never block the open.
-    public func openFile(_ name: FileName, flags: Int32, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
+    package func openFile(_ name: FileName, flags: Int32, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
         let fd = try name.withCString { cName throws(SystemError) in
             try system("open", displayPath(of: name)) {
                 openat(descriptor.rawValue, cName, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
@@ -56,7 +56,7 @@ public final class DirectoryHandle {
     /// mkdirat(2); false when the name already existed (`init` is safe
     /// to repeat).
     @discardableResult
-    public func makeDirectory(_ name: FileName, mode: mode_t) throws(SystemError) -> Bool {
+    package func makeDirectory(_ name: FileName, mode: mode_t) throws(SystemError) -> Bool {
         do {
             try name.withCString { cName throws(SystemError) in
                 _ = try system("create directory", displayPath(of: name)) { mkdirat(descriptor.rawValue, cName, mode) }
@@ -110,13 +110,13 @@ public final class DirectoryHandle {
 
     /// Removes a file; one that is already gone counts as removed, so every
     /// clean-up step is safe to repeat after a crash.
-    public func remove(_ name: FileName) throws(SystemError) {
+    package func remove(_ name: FileName) throws(SystemError) {
         _ = try removeIfPresent(name)
     }
 
     /// `remove`, saying whether the name was there: false when it had gone
     /// already, for a caller that must tell a person so.
-    public func removeIfPresent(_ name: FileName) throws(SystemError) -> Bool {
+    package func removeIfPresent(_ name: FileName) throws(SystemError) -> Bool {
         do {
             try name.withCString { cName throws(SystemError) in
                 _ = try system("remove", displayPath(of: name)) { unlinkat(descriptor.rawValue, cName, 0) }
@@ -128,7 +128,7 @@ public final class DirectoryHandle {
     }
 
     /// Removes an empty directory; one already gone counts as removed.
-    public func removeDirectory(_ name: FileName) throws(SystemError) {
+    package func removeDirectory(_ name: FileName) throws(SystemError) {
         do {
             try name.withCString { cName throws(SystemError) in
                 _ = try system("remove", displayPath(of: name)) { unlinkat(descriptor.rawValue, cName, AT_REMOVEDIR) }
@@ -140,7 +140,7 @@ public final class DirectoryHandle {
 
     /// lstat of a name: symbolic links are described, not followed.
     /// Nil when the name does not exist.
-    public func status(of name: FileName) throws(SystemError) -> FileStatus? {
+    package func status(of name: FileName) throws(SystemError) -> FileStatus? {
         var info = courier_status()
         do {
             try name.withCString { cName throws(SystemError) in
@@ -154,13 +154,13 @@ public final class DirectoryHandle {
         return FileStatus(info)
     }
 
-    public func contains(_ name: FileName) throws(SystemError) -> Bool {
+    package func contains(_ name: FileName) throws(SystemError) -> Bool {
         try status(of: name) != nil
     }
 
     /// Sets a file's modification time (used by tests and by `prune`'s
     /// dry runs of aged spools).
-    public func setModified(_ name: FileName, to time: Timestamp) throws(SystemError) {
+    package func setModified(_ name: FileName, to time: Timestamp) throws(SystemError) {
         var times = [timespec](repeating: timespec(), count: 2)
         times[0] = time.timespec
         times[1] = time.timespec
@@ -174,7 +174,7 @@ public final class DirectoryHandle {
     /// Sets a file's times to now. Unlike setting a given time this needs
     /// only write permission, not ownership: a script's file in queued/ may
     /// belong to another user of the courier group.
-    public func touch(_ name: FileName) throws(SystemError) {
+    package func touch(_ name: FileName) throws(SystemError) {
         // UTIME_NOW from <sys/stat.h>, a macro Swift does not import.
         let now = (1 << 30) - 1
         let times = [timespec](repeating: timespec(tv_sec: 0, tv_nsec: now), count: 2)
@@ -186,21 +186,21 @@ public final class DirectoryHandle {
     }
 
     /// Makes renames into and out of this directory durable.
-    public func sync() throws(SystemError) {
+    package func sync() throws(SystemError) {
         try descriptor.sync()
     }
 
     /// syncfs(2): every file's data on this directory's file system reaches
     /// the disk in one call, where one fsync per file would commit the
     /// journal once per file.
-    public func syncFileSystem() throws(SystemError) {
+    package func syncFileSystem() throws(SystemError) {
         _ = try system("sync the file system of", displayPath) { courier_syncfs(descriptor.rawValue) }
     }
 
     /// Whether `syncFileSystem` reaches the disk here. On FUSE (GlusterFS,
     /// among others) Linux passes syncfs(2) on only to virtiofs, and it
     /// returns success having done nothing: files there need their own fsync.
-    public var syncFileSystemReachesDisk: Bool {
+    package var syncFileSystemReachesDisk: Bool {
         let type = courier_file_system_type(descriptor.rawValue)
         guard type >= 0 else { return false }
         return Self.syncfsReachesDisk(fileSystemType: type)
@@ -215,7 +215,7 @@ public final class DirectoryHandle {
 
     /// A fresh stream of this directory's entries, read lazily so that a
     /// million-entry queue never sits in memory at once.
-    public func entries() throws(SystemError) -> DirectoryStream {
+    package func entries() throws(SystemError) -> DirectoryStream {
         // A descriptor of its own (not a dup, which would share the
         // handle's file position): two streams over one folder at once,
         // a pass's and a listing's, must not move each other on.
@@ -232,7 +232,7 @@ public final class DirectoryHandle {
     }
 
     /// Every visible name, sorted; for small directories and for people.
-    public func sortedNames() throws(SystemError) -> [FileName] {
+    package func sortedNames() throws(SystemError) -> [FileName] {
         let stream = try entries()
         var names: [FileName] = []
         while let entry = try stream.next() { names.append(entry) }
@@ -242,16 +242,16 @@ public final class DirectoryHandle {
 
 /// readdir(3) as an iterator over visible names: `.`, `..` and every
 /// name starting with a dot are skipped (editors, half-written copies).
-public final class DirectoryStream {
+package final class DirectoryStream {
     private let stream: OpaquePointer
     private let path: String
     /// The kind of the name `next` returned last, as the directory entry
     /// gives it (`d_type`); nil where the file system does not say
     /// (`DT_UNKNOWN`), and a caller must `lstat`.
-    public private(set) var lastKind: FileStatus.Kind?
+    package private(set) var lastKind: FileStatus.Kind?
     /// The inode number of the name `next` returned last (`d_ino`): for
     /// finding a file's other name without a status call per name.
-    public private(set) var lastInode: UInt64 = 0
+    package private(set) var lastInode: UInt64 = 0
 
     init(stream: OpaquePointer, path: String) {
         self.stream = stream
@@ -260,7 +260,7 @@ public final class DirectoryStream {
 
     deinit { closedir(stream) }
 
-    public func next() throws(SystemError) -> FileName? {
+    package func next() throws(SystemError) -> FileName? {
         while true {
             // readdir returns NULL at the end and on an error alike; only
             // errno tells them apart, so it is cleared first and read at once.
@@ -285,7 +285,7 @@ public final class DirectoryStream {
     /// The fingerprint (`FileName.fingerprint`) of every visible name from
     /// here to the end, hashed where readdir left it: a folder of a million
     /// names is listed without a million allocations.
-    public func fingerprints(into found: inout [UInt64]) throws(SystemError) {
+    package func fingerprints(into found: inout [UInt64]) throws(SystemError) {
         while true {
             errno = 0
             guard let entry = readdir(stream) else {

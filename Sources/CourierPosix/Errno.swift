@@ -1,22 +1,22 @@
 import Glibc
 
 /// An errno value, thrown with typed throws from the syscall layer.
-public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
-    public let code: Int32
+package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    package let code: Int32
 
-    public init(_ code: Int32) { self.code = code }
+    package init(_ code: Int32) { self.code = code }
 
     /// The calling thread's errno, read right after a failed call.
-    public static var current: Errno { Errno(errno) }
+    package static var current: Errno { Errno(errno) }
 
-    public var description: String { String(cString: strerror(code)) }
+    package var description: String { String(cString: strerror(code)) }
 
-    public static let noSuchFile = Errno(ENOENT)
-    public static let fileExists = Errno(EEXIST)
-    public static let wouldBlock = Errno(EWOULDBLOCK)
-    public static let crossDevice = Errno(EXDEV)
-    public static let interrupted = Errno(EINTR)
-    public static let noSpace = Errno(ENOSPC)
+    package static let noSuchFile = Errno(ENOENT)
+    package static let fileExists = Errno(EEXIST)
+    package static let wouldBlock = Errno(EWOULDBLOCK)
+    package static let crossDevice = Errno(EXDEV)
+    package static let interrupted = Errno(EINTR)
+    package static let noSpace = Errno(ENOSPC)
 }
 
 /// Runs a syscall that returns -1 on failure, retrying EINTR here and

@@ -4,28 +4,28 @@ import Glibc
 /// write, fsync or removal of a run fails with the given errno, as a full disk, a
 /// failing device or a misconfigured mount would make it fail. Production
 /// code passes none. One plan belongs to one thread's spool.
-public final class FaultPlan {
-    public enum Operation: String, CaseIterable, Sendable {
+package final class FaultPlan {
+    package enum Operation: String, CaseIterable, Sendable {
         case rename, write, sync, remove
     }
 
-    public let operation: Operation?
-    public let occurrence: Int
-    public let error: Errno
+    package let operation: Operation?
+    package let occurrence: Int
+    package let error: Errno
     /// The planned write gets half its bytes out before it fails, as a
     /// disk that fills up in the middle of a write does.
-    public let tearing: Bool
+    package let tearing: Bool
     /// How many of each operation have been attempted so far.
-    public private(set) var counts: [Operation: Int] = [:]
+    package private(set) var counts: [Operation: Int] = [:]
     /// With `powerCutAtSync`: what is not yet durable, undone at the cut.
-    public let powerCut: PowerCut?
+    package let powerCut: PowerCut?
 
     /// A plan that only counts: the first run of a fault sweep.
-    public convenience init() {
+    package convenience init() {
         self.init(failing: nil, at: 0, with: Errno(0))
     }
 
-    public init(failing operation: Operation?, at occurrence: Int, with error: Errno, tearing: Bool = false) {
+    package init(failing operation: Operation?, at occurrence: Int, with error: Errno, tearing: Bool = false) {
         self.operation = operation
         self.occurrence = occurrence
         self.error = error
@@ -35,7 +35,7 @@ public final class FaultPlan {
 
     /// A power cut just before the `sync`th sync (`PowerCut`): that sync
     /// fails with EIO after everything not yet durable is undone.
-    public init(powerCutAtSync sync: Int) {
+    package init(powerCutAtSync sync: Int) {
         operation = .sync
         occurrence = sync
         error = Errno(EIO)

@@ -3,10 +3,10 @@ import Glibc
 
 /// An open file, closed when the value goes away. It knows how messages
 /// name it, and every error it throws carries that name.
-public final class FileDescriptor {
-    public let rawValue: Int32
+package final class FileDescriptor {
+    package let rawValue: Int32
     /// For messages only (`tmp/X`); empty for pipes and sockets.
-    public let path: String
+    package let path: String
 
     package init(owning rawValue: Int32, path: String = "") {
         self.rawValue = rawValue
@@ -23,7 +23,7 @@ public final class FileDescriptor {
     /// returns exactly that many bytes, fewer than it asked for, is the end
     /// of the file: no second read to learn that (nor an fstat of its
     /// own). A file that grew since is read on to its end.
-    public func read(upTo limit: Int, size: Int? = nil) throws(SystemError) -> [UInt8] {
+    package func read(upTo limit: Int, size: Int? = nil) throws(SystemError) -> [UInt8] {
         let hint: Int
         if let size, size >= 0 {
             hint = size + 1
@@ -68,7 +68,7 @@ public final class FileDescriptor {
     /// Writes every byte; a short write is continued, never dropped.
     /// At most `limit` bytes from `offset` on (pread: the file position is
     /// left alone); fewer at the end of the file.
-    public func read(from offset: Int, upTo limit: Int) throws(SystemError) -> [UInt8] {
+    package func read(from offset: Int, upTo limit: Int) throws(SystemError) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: max(0, limit))
         var filled = 0
         while filled < limit {
@@ -90,7 +90,7 @@ public final class FileDescriptor {
         return result
     }
 
-    public func write(_ bytes: some Collection<UInt8>) throws(SystemError) {
+    package func write(_ bytes: some Collection<UInt8>) throws(SystemError) {
         let contiguous = Array(bytes)
         var offset = 0
         while offset < contiguous.count {
@@ -115,7 +115,7 @@ public final class FileDescriptor {
 
     /// Writes every byte at `offset` (pwrite: the file position is left
     /// alone, and a file opened without O_APPEND is overwritten there).
-    public func write(_ bytes: [UInt8], at offset: Int) throws(SystemError) {
+    package func write(_ bytes: [UInt8], at offset: Int) throws(SystemError) {
         var done = 0
         while done < bytes.count {
             let fd = rawValue
@@ -137,12 +137,12 @@ public final class FileDescriptor {
     }
 
     /// Cuts the file back to `size` bytes.
-    public func truncate(to size: Int) throws(SystemError) {
+    package func truncate(to size: Int) throws(SystemError) {
         try system("truncate", path) { ftruncate(rawValue, off_t(size)) }
     }
 
     /// The byte at `offset`, without moving the file position; nil past the end.
-    public func byte(at offset: Int) throws(SystemError) -> UInt8? {
+    package func byte(at offset: Int) throws(SystemError) -> UInt8? {
         var byte: UInt8 = 0
         let count: Int
         do { count = try systemCount { pread(rawValue, &byte, 1, off_t(offset)) } } catch {
@@ -152,7 +152,7 @@ public final class FileDescriptor {
     }
 
     /// An exclusive flock held while `body` runs.
-    public func whileLocked<T>(_ body: () -> T) -> T {
+    package func whileLocked<T>(_ body: () -> T) -> T {
         // A lock that cannot be had (EINTR aside, it always can) must not
         // stop the write; the lock only serialises courier's own writers.
         _ = try? system { flock(rawValue, LOCK_EX) }
@@ -160,20 +160,20 @@ public final class FileDescriptor {
         return body()
     }
 
-    public func sync() throws(SystemError) {
+    package func sync() throws(SystemError) {
         try system("sync", path) { fsync(rawValue) }
     }
 
     /// Sets the modification time to now (futimens: the open file itself,
     /// no lookup by name).
-    public func touch() throws(SystemError) {
+    package func touch() throws(SystemError) {
         // UTIME_NOW from <sys/stat.h>, a macro Swift does not import.
         let now = (1 << 30) - 1
         let times = [timespec](repeating: timespec(tv_sec: 0, tv_nsec: now), count: 2)
         try system("touch", path) { futimens(rawValue, times) }
     }
 
-    public func status() throws(SystemError) -> FileStatus {
+    package func status() throws(SystemError) -> FileStatus {
         var info = courier_status()
         try system("look at", path) { courier_status_at(rawValue, "", &info) }
         return FileStatus(info)
@@ -181,13 +181,13 @@ public final class FileDescriptor {
 
     /// An exclusive advisory lock on the whole file (flock(2)), released
     /// when the descriptor closes, so a killed round never leaves it held.
-    public func lockExclusively(wait: Bool) throws(SystemError) -> Bool {
+    package func lockExclusively(wait: Bool) throws(SystemError) -> Bool {
         try lock(LOCK_EX, wait: wait)
     }
 
     /// A shared advisory lock: many holders, none while one holds it
     /// exclusively.
-    public func lockShared(wait: Bool) throws(SystemError) -> Bool {
+    package func lockShared(wait: Bool) throws(SystemError) -> Bool {
         try lock(LOCK_SH, wait: wait)
     }
 
@@ -202,26 +202,26 @@ public final class FileDescriptor {
 }
 
 /// The parts of statx(2) courier looks at.
-public struct FileStatus: Sendable {
-    public enum Kind: Sendable, Equatable {
+package struct FileStatus: Sendable {
+    package enum Kind: Sendable, Equatable {
         case regular, directory, symbolicLink, fifo, socket, characterDevice, blockDevice, unknown
     }
 
-    public let kind: Kind
-    public let size: Int
-    public let mode: UInt32
-    public let modified: Timestamp
+    package let kind: Kind
+    package let size: Int
+    package let mode: UInt32
+    package let modified: Timestamp
     /// The inode's last change: rename(2) sets it, so for a spool entry it
     /// is when the entry last changed state.
-    public let changed: Timestamp
+    package let changed: Timestamp
     /// When the inode was made; rename(2) keeps it, so an entry's is when
     /// its record was written (intake renames the dropped file). Nil where
     /// the file system does not record it.
-    public let born: Timestamp?
-    public let device: UInt64
-    public let inode: UInt64
+    package let born: Timestamp?
+    package let device: UInt64
+    package let inode: UInt64
     /// Hard links to the file: more than one means another name elsewhere.
-    public let links: Int
+    package let links: Int
 
     init(_ info: courier_status) {
         switch mode_t(info.mode) & S_IFMT {
@@ -249,7 +249,7 @@ public struct FileStatus: Sendable {
 
     /// Whether two names are one file: the two halves of a rename a power
     /// cut left undone, or a hard link.
-    public func isSameFile(as other: FileStatus) -> Bool {
+    package func isSameFile(as other: FileStatus) -> Bool {
         device == other.device && inode == other.inode
     }
 }

@@ -3,31 +3,31 @@ import Glibc
 /// A directory entry name as the kernel stores it: bytes, not necessarily
 /// UTF-8. Scripts may drop files with any name; courier must be able to
 /// rename exactly the file it listed.
-public struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let bytes: [UInt8]
+package struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let bytes: [UInt8]
 
-    public init(bytes: [UInt8]) { self.bytes = bytes }
+    package init(bytes: [UInt8]) { self.bytes = bytes }
 
-    public init(_ string: String) { self.bytes = Array(string.utf8) }
+    package init(_ string: String) { self.bytes = Array(string.utf8) }
 
     /// The name for people: invalid UTF-8 is shown as U+FFFD.
-    public var description: String { String(decoding: bytes, as: UTF8.self) }
+    package var description: String { String(decoding: bytes, as: UTF8.self) }
 
     /// The name as UTF-8 text, or nil when it is not valid UTF-8.
-    public var string: String? { String(validating: bytes, as: UTF8.self) }
+    package var string: String? { String(validating: bytes, as: UTF8.self) }
 
     /// A 64-bit FNV-1a hash of the bytes, the same in every process (Swift's
     /// `hashValue` is seeded per run): for sets of names too large to hold
     /// as names (`DirectoryStream.fingerprints`).
-    public var fingerprint: UInt64 { Self.fingerprint(of: bytes) }
+    package var fingerprint: UInt64 { Self.fingerprint(of: bytes) }
 
-    public static func fingerprint(of bytes: some Sequence<UInt8>) -> UInt64 {
+    package static func fingerprint(of bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
     }
 
-    public static func < (lhs: FileName, rhs: FileName) -> Bool {
+    package static func < (lhs: FileName, rhs: FileName) -> Bool {
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }
 

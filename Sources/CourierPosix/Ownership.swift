@@ -5,7 +5,7 @@ import Glibc
 /// intake folders to a group of producers.
 extension DirectoryHandle {
     /// The directory's owner and group.
-    public func owner() throws(SystemError) -> (user: uid_t, group: gid_t) {
+    package func owner() throws(SystemError) -> (user: uid_t, group: gid_t) {
         var info = stat()
         try system("look at", displayPath) { fstat(descriptor.rawValue, &info) }
         return (info.st_uid, info.st_gid)
@@ -13,7 +13,7 @@ extension DirectoryHandle {
 
     /// Gives the directory to `group` (its owner stays) and sets all of
     /// its permission bits, setgid and sticky included, whatever the umask.
-    public func setGroup(_ group: gid_t?, mode: mode_t) throws(SystemError) {
+    package func setGroup(_ group: gid_t?, mode: mode_t) throws(SystemError) {
         if let group {
             // uid_t(bitPattern: -1): leave the owner as it is (chown(2)).
             try system("change the group of", displayPath) { fchown(descriptor.rawValue, UInt32.max, group) }
@@ -24,15 +24,15 @@ extension DirectoryHandle {
 
 extension FileDescriptor {
     /// Sets the file's permission bits exactly, whatever the umask.
-    public func setMode(_ mode: mode_t) throws(SystemError) {
+    package func setMode(_ mode: mode_t) throws(SystemError) {
         try system("change the mode of", path) { fchmod(rawValue, mode) }
     }
 }
 
 /// The user and group database (getpwuid_r, getgrnam_r, getgrouplist).
-public enum Accounts {
+package enum Accounts {
     /// The id of the group called `name`; nil when there is none.
-    public static func group(named name: String) -> gid_t? {
+    package static func group(named name: String) -> gid_t? {
         var entry = Glibc.group()
         var found: UnsafeMutablePointer<Glibc.group>?
         // The entry's strings live in the buffer: only the id is kept.
@@ -46,13 +46,13 @@ public enum Accounts {
     }
 
     /// The name of user `id`; nil when it has none.
-    public static func userName(_ id: uid_t) -> String? {
+    package static func userName(_ id: uid_t) -> String? {
         account(id).map(\.name)
     }
 
     /// Whether user `id` belongs to group `group`, as its primary group or
     /// as one of its others (what a process of that user gets at login).
-    public static func user(_ id: uid_t, isMemberOf group: gid_t) -> Bool {
+    package static func user(_ id: uid_t, isMemberOf group: gid_t) -> Bool {
         guard let (name, primary) = account(id) else { return false }
         if primary == group { return true }
         var count: Int32 = 64

@@ -15,7 +15,7 @@ import Glibc
 /// It models a journaling file system that keeps a folder's changes only
 /// when that folder is synced; the real file systems' own rules (btrfs's
 /// half-done renames, among them) are scripts/powerloss-test.sh's.
-public final class PowerCut {
+package final class PowerCut {
     /// A folder or file by device and inode: handles opened twice are one.
     struct Identity: Hashable {
         let device: UInt64
@@ -40,7 +40,7 @@ public final class PowerCut {
     private var pending: [Change] = []
     private var backups = 0
     /// Set once the cut has happened: nothing more is noted.
-    public private(set) var happened = false
+    package private(set) var happened = false
 
     init() {}
 

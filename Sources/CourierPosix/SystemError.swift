@@ -4,15 +4,15 @@ import Glibc
 /// file (as a person would name it: `queued/X` inside the spool, the whole
 /// path outside it), and the errno. `DirectoryHandle` and `FileDescriptor`
 /// throw it, so callers never build a path for a message by hand.
-public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+package struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The verb, as in "unable to *rename* …".
-    public let operation: String
-    public let path: String
+    package let operation: String
+    package let path: String
     /// The second name of a two-name call (rename).
-    public let destination: String?
-    public let errno: Errno
+    package let destination: String?
+    package let errno: Errno
 
-    public init(_ operation: String, path: String, to destination: String? = nil, _ errno: Errno) {
+    package init(_ operation: String, path: String, to destination: String? = nil, _ errno: Errno) {
         self.operation = operation
         self.path = path
         self.destination = destination
@@ -20,7 +20,7 @@ public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCon
     }
 
     /// `unable to rename queued/x to sent/x: No such file or directory`.
-    public var description: String {
+    package var description: String {
         if let destination { return "unable to \(operation) \(path) to \(destination): \(errno)" }
         return "unable to \(operation) \(path): \(errno)"
     }
@@ -53,10 +53,10 @@ package func system(_ operation: String, onPath path: String, _ call: (UnsafePoi
 
 /// Operations on paths that no directory handle holds yet: the spool's
 /// parents, the sink's directories, a log file named on the command line.
-public enum PathOperations {
+package enum PathOperations {
     /// mkdir(2); false when the directory already existed.
     @discardableResult
-    public static func makeDirectory(_ path: String, mode: mode_t) throws(SystemError) -> Bool {
+    package static func makeDirectory(_ path: String, mode: mode_t) throws(SystemError) -> Bool {
         do {
             try system("create directory", onPath: path) { mkdir($0, mode) }
             return true
@@ -66,7 +66,7 @@ public enum PathOperations {
     }
 
     /// open(2) of a path, close-on-exec.
-    public static func openFile(_ path: String, flags: Int32, mode: mode_t = 0o640) throws(SystemError)
+    package static func openFile(_ path: String, flags: Int32, mode: mode_t = 0o640) throws(SystemError)
         -> FileDescriptor
     {
         let fd = try system("open", onPath: path) { open($0, flags | O_CLOEXEC, mode) }
@@ -75,7 +75,7 @@ public enum PathOperations {
 
     /// mkdtemp(3): a new private directory from a template ending in
     /// `XXXXXX`; returns its path.
-    public static func makeTemporaryDirectory(template: String) throws(SystemError) -> String {
+    package static func makeTemporaryDirectory(template: String) throws(SystemError) -> String {
         var bytes = Array(template.utf8CString)
         let made = bytes.withUnsafeMutableBufferPointer { buffer -> Errno? in
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return Errno.current }

@@ -1,27 +1,27 @@
 import Glibc
 
 /// A point in UTC wall-clock time with nanosecond resolution.
-public struct Timestamp: Comparable, Hashable, Sendable {
-    public let nanosecondsSinceEpoch: Int64
+package struct Timestamp: Comparable, Hashable, Sendable {
+    package let nanosecondsSinceEpoch: Int64
 
-    public init(nanosecondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = nanosecondsSinceEpoch }
+    package init(nanosecondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = nanosecondsSinceEpoch }
 
     /// Clamped to what nanoseconds in an Int64 can hold (years 1677–2262):
     /// a hostile timestamp must not trap.
-    public init(secondsSinceEpoch: Int64) {
+    package init(secondsSinceEpoch: Int64) {
         let (product, overflow) = secondsSinceEpoch.multipliedReportingOverflow(by: 1_000_000_000)
         self.nanosecondsSinceEpoch = overflow ? (secondsSinceEpoch < 0 ? .min : .max) : product
     }
 
     /// A stat(2) time, clamped the same way: `touch -d 3000-01-01` gives a
     /// file a time past 2262, and reading it must not trap.
-    public init(secondsSinceEpoch seconds: Int64, nanoseconds: Int64) {
+    package init(secondsSinceEpoch seconds: Int64, nanoseconds: Int64) {
         let whole = Timestamp(secondsSinceEpoch: seconds).nanosecondsSinceEpoch
         let (sum, overflow) = whole.addingReportingOverflow(nanoseconds)
         self.nanosecondsSinceEpoch = overflow ? (nanoseconds < 0 ? .min : .max) : sum
     }
 
-    public static func now() -> Timestamp {
+    package static func now() -> Timestamp {
         var now = Glibc.timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Timestamp(nanosecondsSinceEpoch: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
@@ -29,7 +29,7 @@ public struct Timestamp: Comparable, Hashable, Sendable {
 
     /// Rounded down, also before 1970; quotient and remainder rather than
     /// an offset, which would overflow near `Int64.min` (a clamped time).
-    public var secondsSinceEpoch: Int64 {
+    package var secondsSinceEpoch: Int64 {
         let (seconds, rest) = nanosecondsSinceEpoch.quotientAndRemainder(dividingBy: 1_000_000_000)
         return rest < 0 ? seconds - 1 : seconds
     }
@@ -44,7 +44,7 @@ public struct Timestamp: Comparable, Hashable, Sendable {
         Glibc.timespec(tv_sec: Int(secondsSinceEpoch), tv_nsec: Int(nanosecondOfSecond))
     }
 
-    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+    package static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch
     }
 
@@ -52,16 +52,16 @@ public struct Timestamp: Comparable, Hashable, Sendable {
     // (a clamped year-3000 mtime minus now must not trap), and a result
     // clamped at ±292 years compares the same way the true one would.
 
-    public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
+    package static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
         Timestamp(nanosecondsSinceEpoch: saturating(lhs.nanosecondsSinceEpoch.addingReportingOverflow(rhs.nanoseconds)))
     }
 
-    public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
+    package static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
         Timestamp(
             nanosecondsSinceEpoch: saturating(lhs.nanosecondsSinceEpoch.subtractingReportingOverflow(rhs.nanoseconds)))
     }
 
-    public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
+    package static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
         .nanoseconds(
             saturating(lhs.nanosecondsSinceEpoch.subtractingReportingOverflow(rhs.nanosecondsSinceEpoch)))
     }
@@ -75,28 +75,28 @@ public struct Timestamp: Comparable, Hashable, Sendable {
 }
 
 /// A monotonic instant, for durations and deadlines inside one process.
-public struct MonotonicInstant: Comparable, Sendable {
-    public let nanoseconds: Int64
+package struct MonotonicInstant: Comparable, Sendable {
+    package let nanoseconds: Int64
 
-    public static func now() -> MonotonicInstant {
+    package static func now() -> MonotonicInstant {
         var now = Glibc.timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return MonotonicInstant(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
     }
 
-    public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+    package static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
-    public static func + (lhs: MonotonicInstant, rhs: Duration) -> MonotonicInstant {
+    package static func + (lhs: MonotonicInstant, rhs: Duration) -> MonotonicInstant {
         MonotonicInstant(nanoseconds: lhs.nanoseconds + rhs.nanoseconds)
     }
 
-    public static func - (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Duration {
+    package static func - (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Duration {
         .nanoseconds(lhs.nanoseconds - rhs.nanoseconds)
     }
 
     /// Sleeps until `deadline` (at once if it has passed); a signal that
     /// interrupts the sleep does not cut it short.
-    public static func sleep(until deadline: MonotonicInstant) {
+    package static func sleep(until deadline: MonotonicInstant) {
         var target = Glibc.timespec(
             tv_sec: Int(deadline.nanoseconds / 1_000_000_000), tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
@@ -105,10 +105,10 @@ public struct MonotonicInstant: Comparable, Sendable {
 
 extension Duration {
     /// Whole nanoseconds; courier's durations are far below the range limit.
-    public var nanoseconds: Int64 {
+    package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
-    public var milliseconds: Int64 { nanoseconds / 1_000_000 }
+    package var milliseconds: Int64 { nanoseconds / 1_000_000 }
 }

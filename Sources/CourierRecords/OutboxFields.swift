@@ -2,14 +2,14 @@ import CourierIdentifiers
 
 /// `op`: what an outbox item does to its entity, spelled exactly as the
 /// sync architecture's outbox does (`op (CREATE/UPDATE/DELETE)`).
-public enum RecordOperation: String, Sendable, CaseIterable {
+package enum RecordOperation: String, Sendable, CaseIterable {
     case create = "CREATE"
     case update = "UPDATE"
     case delete = "DELETE"
 
     /// An update or a delete changes an entity that exists: its `etag` or
     /// `version` is the one it was written against.
-    public var hasPrecondition: Bool { self != .create }
+    package var hasPrecondition: Bool { self != .create }
 }
 
 /// What a batch item and `If-Match` say of a record (docs/design.md §8): its
@@ -17,23 +17,23 @@ public enum RecordOperation: String, Sendable, CaseIterable {
 /// version it was written against. Read the same way at intake, by
 /// `enqueue` and when the request is built, so what was accepted is what
 /// is sent.
-public struct OutboxFields: Sendable, Equatable {
-    public let operation: RecordOperation
+package struct OutboxFields: Sendable, Equatable {
+    package let operation: RecordOperation
     /// `entity`, else the record's `kind`.
-    public let entity: String
+    package let entity: String
     /// The entity it writes, the batch item's `client_id`: `entity_id` (the
     /// architecture's name), else `updates`, else the record's own `id`.
-    public let entityID: RecordID
+    package let entityID: RecordID
     /// `If-Match`, a valid entity tag: an update's or a delete's `etag`,
     /// else its `version`; nil when it gives neither.
-    public let precondition: String?
+    package let precondition: String?
 
     /// Longer than any entity name a backend uses, short enough for a line.
-    public static let entityLimit = 128
+    package static let entityLimit = 128
 
     /// The fields of a record's bytes, for the request; a record intake
     /// took always reads.
-    public static func read(_ record: [UInt8]) -> Result<OutboxFields, RecordProblem> {
+    package static func read(_ record: [UInt8]) -> Result<OutboxFields, RecordProblem> {
         guard let fields = RecordFields(bytes: record) else { return .failure(.notAnObject) }
         do throws(RecordProblem) {
             guard let rawID = fields.field("id"), let text = fields.string(rawID), let id = RecordID(text) else {
@@ -128,13 +128,13 @@ public struct OutboxFields: Sendable, Equatable {
 
 /// RFC 9110 §8.8.3's entity-tag: `"opaque"` or `W/"opaque"`, the opaque
 /// part of `%x21 / %x23-7E` and non-ASCII bytes.
-public enum EntityTagSyntax {
+package enum EntityTagSyntax {
     /// The longest value sent as `If-Match`.
-    public static let limit = 256
+    package static let limit = 256
 
     /// `text` as an entity tag: as it is when already quoted (or weak),
     /// otherwise quoted; nil when it cannot be one.
-    public static func headerValue(_ text: String) -> String? {
+    package static func headerValue(_ text: String) -> String? {
         let bytes = Array(text.utf8)
         let quote = UInt8(ascii: "\"")
         var opaque = bytes[...]

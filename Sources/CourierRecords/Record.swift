@@ -4,14 +4,14 @@ import CourierSupport
 import Foundation
 
 /// A `kind`: a word subscribers filter on.
-public enum RecordKind {
-    public static let route = "route"
+package enum RecordKind {
+    package static let route = "route"
 
-    public static func isValid(_ text: String) -> Bool { NameBytes.isWord(text) }
+    package static func isValid(_ text: String) -> Bool { NameBytes.isWord(text) }
 }
 
 /// Why a dropped file is not a record, in words for the ledger.
-public enum RecordProblem: Error, Sendable, Equatable, CustomStringConvertible {
+package enum RecordProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(size: Int, limit: Int)
     case notUTF8
     case notJSON(String)
@@ -19,7 +19,7 @@ public enum RecordProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case missingField(String)
     case badField(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         // The checked read's words for the same file (Spool.tooLarge).
         case .tooLarge(let size, let limit): return "record is \(size) bytes, more than max-record-size (\(limit))"
@@ -33,7 +33,7 @@ public enum RecordProblem: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A file still being written looks like this; the settle rule gives
     /// it time before calling it invalid.
-    public var mayBeIncomplete: Bool {
+    package var mayBeIncomplete: Bool {
         switch self {
         case .notUTF8, .notJSON: return true
         default: return false
@@ -43,20 +43,20 @@ public enum RecordProblem: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// A validated record (docs/design.md §2). The bytes are kept exactly: they are
 /// the body that is POSTed.
-public struct Record: Sendable {
-    public let id: RecordID
-    public let kind: String
-    public let time: Timestamp?
-    public let subscribers: [SubscriberName]?
-    public let awaitRoute: Bool
+package struct Record: Sendable {
+    package let id: RecordID
+    package let kind: String
+    package let time: Timestamp?
+    package let subscribers: [SubscriberName]?
+    package let awaitRoute: Bool
     /// `for`: the workout a route record belongs to.
-    public let routeFor: RecordID?
+    package let routeFor: RecordID?
     /// `op`, `entity`, `entity_id`/`updates`, `etag`/`version`: what a batch
     /// item and `If-Match` say of it (docs/design.md §8).
-    public let outbox: OutboxFields
-    public let bytes: [UInt8]
+    package let outbox: OutboxFields
+    package let bytes: [UInt8]
 
-    public static func parse(_ bytes: [UInt8], maximumSize: Int) -> Result<Record, RecordProblem> {
+    package static func parse(_ bytes: [UInt8], maximumSize: Int) -> Result<Record, RecordProblem> {
         guard bytes.count <= maximumSize else { return .failure(.tooLarge(size: bytes.count, limit: maximumSize)) }
         guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
         guard JSONValidator.isValid(bytes) else { return .failure(.notJSON(Self.whyNotJSON(bytes))) }

@@ -6,20 +6,20 @@ import CourierSpool
 import Glibc
 
 /// Counts of one intake pass.
-public struct IntakeReport: Sendable, Equatable {
-    public var accepted = 0
-    public var invalid = 0
-    public var duplicates = 0
+package struct IntakeReport: Sendable, Equatable {
+    package var accepted = 0
+    package var invalid = 0
+    package var duplicates = 0
     /// Files that did not parse but are younger than `settle`: left for
     /// the next round, since a script may still be writing them.
-    public var settling = 0
+    package var settling = 0
     /// The safe names the invalid files got in needsAttention/.
-    public var flagged: [String] = []
+    package var flagged: [String] = []
     /// Group commits made: one ledger fsync and one folder fsync each.
-    public var groups = 0
+    package var groups = 0
     /// Route records kept in `awaitingRoute/`, and workouts put there to
     /// wait for theirs: the routes step has work after intake.
-    public var routesKept = 0
+    package var routesKept = 0
 }
 
 /// Intake, the first stage after recovery (Postfix's pickup and cleanup):

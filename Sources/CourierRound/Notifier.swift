@@ -7,22 +7,22 @@ import Glibc
 
 /// What the last attempt to notify came to, kept in `.courier/notifier.json`
 /// so that `status` can say it as it is.
-public struct NotifierHealth: Codable, Sendable, Equatable {
-    public var working: Bool
-    public var detail: String
-    public var time: String
-    public var round: String
+package struct NotifierHealth: Codable, Sendable, Equatable {
+    package var working: Bool
+    package var detail: String
+    package var time: String
+    package var round: String
 
-    public static let file = "notifier.json"
+    package static let file = "notifier.json"
 }
 
 /// Runs `notify-command` after a background round, with the round's
 /// summary as JSON on its standard input (docs/design.md §7).
-public struct Notifier {
+package struct Notifier {
     let configuration: Configuration
     let session: SpoolSession
 
-    public init(configuration: Configuration, session: SpoolSession) {
+    package init(configuration: Configuration, session: SpoolSession) {
         self.configuration = configuration
         self.session = session
     }
@@ -30,7 +30,7 @@ public struct Notifier {
     private var spool: Spool { session.spool }
 
     /// Whether this summary calls for a notification under the configured mode.
-    public func wants(_ summary: RoundSummary) -> Bool {
+    package func wants(_ summary: RoundSummary) -> Bool {
         guard summary.mode == .background, configuration.notifyCommand != nil else { return false }
         switch configuration.notify {
         case .off: return false
@@ -42,7 +42,7 @@ public struct Notifier {
     /// Notifies if the mode asks for it and records the notifier's health.
     /// Returns the health when it ran.
     @discardableResult
-    public func notifyIfWanted(_ summary: RoundSummary) -> NotifierHealth? {
+    package func notifyIfWanted(_ summary: RoundSummary) -> NotifierHealth? {
         guard wants(summary), let command = configuration.notifyCommand else { return nil }
         var health = NotifierHealth(
             working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
@@ -63,7 +63,7 @@ public struct Notifier {
         return health
     }
 
-    public static func health(in spool: Spool) -> NotifierHealth? {
+    package static func health(in spool: Spool) -> NotifierHealth? {
         guard let bytes = spool.readControlFile(NotifierHealth.file) else { return nil }
         return try? JSONDecoder().decode(NotifierHealth.self, from: Data(bytes))
     }

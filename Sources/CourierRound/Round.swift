@@ -10,33 +10,33 @@ import Glibc
 /// pass, when intake kept a route or a waiting workout → summary → notify. Every step is a
 /// commit of the session's, safe to repeat, so a round killed at any instant is finished by
 /// the next.
-public struct Round {
-    public let session: SpoolSession
-    public let configuration: Configuration
-    public let mode: RoundMode
-    public let log: EventLog
+package struct Round {
+    package let session: SpoolSession
+    package let configuration: Configuration
+    package let mode: RoundMode
+    package let log: EventLog
     /// `send-now --attention`: transient failures in needsAttention/ go
     /// back to queued/ before delivery (`AttentionRequeue`).
-    public var retryAttention = false
+    package var retryAttention = false
     /// `send-now NAME…`: the round sends only these entries of `queued/`
     /// (due or not) and leaves every other there for the next round; nil
     /// sends everything. Intake still takes dropped files in.
-    public var chosen: Set<EntryName>?
+    package var chosen: Set<EntryName>?
     /// Told how far the round has come, a few times a second (a terminal's
     /// progress line); `status` reads the same from `RunningRound`'s file.
-    public var progress: ((RoundProgress) -> Void)?
+    package var progress: ((RoundProgress) -> Void)?
     /// Told once when the round must wait for another to release the spool.
-    public var waiting: (() -> Void)?
+    package var waiting: (() -> Void)?
 
     /// `session`: opened as this process's worker on a shared spool.
-    public init(session: SpoolSession, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
+    package init(session: SpoolSession, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
         self.session = session
         self.configuration = configuration
         self.mode = mode
         self.log = log
     }
 
-    public static let lastRoundFile = "last-round.json"
+    package static let lastRoundFile = "last-round.json"
 
     private var spool: Spool { session.spool }
 
@@ -44,7 +44,7 @@ public struct Round {
     /// On a shared spool (`shared = yes`) the round is the session's
     /// worker's: it claims into `sending/WORKER/` and runs beside the other
     /// workers'.
-    public func run(wait: Bool) throws(RoundError) -> RoundResult {
+    package func run(wait: Bool) throws(RoundError) -> RoundResult {
         var lock: [RoundLock]?
         do {
             lock = try spool.lockWorkerRound(wait: false)
@@ -150,7 +150,7 @@ public struct Round {
     }
 
     /// The summary the last finished round left, if any.
-    public static func lastSummary(in spool: Spool) -> RoundSummary? {
+    package static func lastSummary(in spool: Spool) -> RoundSummary? {
         guard let bytes = spool.readControlFile(lastRoundFile) else { return nil }
         return try? JSONDecoder().decode(RoundSummary.self, from: Data(bytes))
     }

@@ -2,18 +2,18 @@ import CourierSpool
 import CourierTransport
 
 /// Why a round stopped before it finished.
-public enum RoundError: Error, Sendable, CustomStringConvertible {
+package enum RoundError: Error, Sendable, CustomStringConvertible {
     case spool(SpoolError)
     case curl(CurlError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .spool(let error): return error.description
         case .curl(let error): return "libcurl: \(error)"
         }
     }
 
-    public var isTemporary: Bool {
+    package var isTemporary: Bool {
         switch self {
         case .spool(let error): return error.isTemporary
         case .curl: return true

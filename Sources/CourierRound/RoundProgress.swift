@@ -6,29 +6,29 @@ import Glibc
 /// How far a running round has come: what `status` shows of it (from
 /// `.courier/round-running.json`) and what a foreground round on a
 /// terminal draws on one line.
-public struct RoundProgress: Sendable, Codable, Equatable {
-    public var round: RoundID
-    public var mode: RoundMode
+package struct RoundProgress: Sendable, Codable, Equatable {
+    package var round: RoundID
+    package var mode: RoundMode
     /// On a shared spool, the worker whose round it is.
-    public var worker: String?
-    public var host: String
-    public var pid: Int32
-    public var started: String
+    package var worker: String?
+    package var host: String
+    package var pid: Int32
+    package var started: String
     /// When this was written; a round updates it every few seconds.
-    public var updated: String
-    public var sent = 0
-    public var needsAttention = 0
+    package var updated: String
+    package var sent = 0
+    package var needsAttention = 0
     /// Put back in queued/ by `retry-schedule` in this round.
-    public var deferred = 0
+    package var deferred = 0
     /// Items in requests started and not yet answered.
-    public var inFlight = 0
+    package var inFlight = 0
     /// A foreground round's items waiting for their next attempt.
-    public var retrying = 0
+    package var retrying = 0
     /// Seconds until the first of them is tried again.
-    public var nextRetrySeconds: Int?
+    package var nextRetrySeconds: Int?
     /// About how many entries the round has still to go through; nil until
     /// it has counted `queued/`, one second into the round.
-    public var left: Int?
+    package var left: Int?
 }
 
 /// What a delivery pass has done so far, for `RoundProgress`.
@@ -54,10 +54,10 @@ struct PassCounts {
 
 extension RoundProgress {
     /// A running-round file as `status` found it.
-    public struct Sighting: Sendable {
-        public let progress: RoundProgress
+    package struct Sighting: Sendable {
+        package let progress: RoundProgress
         /// False for a file a killed round left.
-        public let alive: Bool
+        package let alive: Bool
     }
 
     static func hostName() -> String {
@@ -69,7 +69,7 @@ extension RoundProgress {
     /// Every running-round file of the spool, with whether its round is
     /// still alive: its process on this host, or, on another host, a file
     /// updated within the last minute.
-    public static func running(in spool: Spool, now: Timestamp = .now()) -> [Sighting] {
+    package static func running(in spool: Spool, now: Timestamp = .now()) -> [Sighting] {
         guard let names = try? spool.control.sortedNames() else { return [] }
         let here = hostName()
         return names.compactMap { name -> Sighting? in

@@ -1,44 +1,44 @@
 /// A parsed HTTP/1.1 request, as the sink and the tests' server see it.
-public struct HTTPRequest: Sendable {
-    public let method: String
-    public let target: String
+package struct HTTPRequest: Sendable {
+    package let method: String
+    package let target: String
     /// Names lowercased, in the order received.
-    public let headers: [(name: String, value: String)]
-    public let body: [UInt8]
+    package let headers: [(name: String, value: String)]
+    package let body: [UInt8]
 
-    public init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    package init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) {
         self.method = method
         self.target = target
         self.headers = headers.map { ($0.name.lowercased(), $0.value) }
         self.body = body
     }
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         let lower = name.lowercased()
         return headers.last { $0.name == lower }?.value
     }
 
     /// Every value of a header, in the order received.
-    public func values(of name: String) -> [String] {
+    package func values(of name: String) -> [String] {
         let lower = name.lowercased()
         return headers.filter { $0.name == lower }.map(\.value)
     }
 
-    public var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
+    package var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
 }
 
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    package init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
-    public static func json(_ status: Int, _ text: String) -> HTTPResponse {
+    package static func json(_ status: Int, _ text: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array((text + "\n").utf8))
     }
 
@@ -86,7 +86,7 @@ public struct HTTPResponse: Sendable {
 
 /// What the server does with a request: answer it, or misbehave on purpose
 /// (the tests' faults).
-public enum HTTPServerAction: Sendable {
+package enum HTTPServerAction: Sendable {
     case respond(HTTPResponse)
     /// Say nothing for this long, then hang up.
     case stall(Duration)

@@ -3,20 +3,20 @@ import CourierSupport
 import Foundation
 import Glibc
 
-public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
-    public let what: String
-    public let error: Errno
-    public var description: String { "unable to \(what): \(error)" }
+package struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    package let what: String
+    package let error: Errno
+    package var description: String { "unable to \(what): \(error)" }
 }
 
 /// A small threaded HTTP/1.1 server (keep-alive, Content-Length bodies)
 /// for loopback use: the reference sink and the tests' fault server.
 /// One thread accepts; each connection gets its own thread.
-public final class HTTPServer: Sendable {
-    public let port: UInt16
-    public let host: String
+package final class HTTPServer: Sendable {
+    package let port: UInt16
+    package let host: String
     private let listener: Int32
-    public let limits: HTTPServerLimits
+    package let limits: HTTPServerLimits
     private let handler: @Sendable (HTTPRequest) -> HTTPServerAction
     private let state = Locked(State())
     private let budget: ByteBudget
@@ -27,7 +27,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// With the default limits but for the body's.
-    public convenience init(
+    package convenience init(
         host: String = "127.0.0.1", port: UInt16 = 0, bodyLimit: Int = 8 << 20,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
     ) throws(HTTPServerError) {
@@ -35,7 +35,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds at once (port 0: an ephemeral port, read back from `port`).
-    public init(
+    package init(
         host: String = "127.0.0.1", port: UInt16 = 0, limits: HTTPServerLimits,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPServerAction
     ) throws(HTTPServerError) {
@@ -76,25 +76,25 @@ public final class HTTPServer: Sendable {
 
     deinit { stop() }
 
-    public var address: String { "\(host):\(port)" }
+    package var address: String { "\(host):\(port)" }
 
     /// Connections being served now (refused ones never count).
-    public var openConnections: Int { state.withLock { $0.connections.count } }
+    package var openConnections: Int { state.withLock { $0.connections.count } }
 
     /// Request bytes all connections hold now (reserved before reading).
-    public var bufferedBytes: Int { budget.held }
+    package var bufferedBytes: Int { budget.held }
 
     /// The most `bufferedBytes` has ever been.
-    public var peakBufferedBytes: Int { budget.peak }
+    package var peakBufferedBytes: Int { budget.peak }
 
     /// Starts accepting on a thread of its own and returns at once.
-    public func start() {
+    package func start() {
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
 
     /// Stops accepting and hangs up every connection. Safe to repeat.
-    public func stop() {
+    package func stop() {
         state.withLock { state in
             guard !state.stopped else { return }
             state.stopped = true

@@ -17,26 +17,26 @@ import Glibc
 ///   decoded; with a signing secret, unsigned or badly signed requests get 401;
 /// * with `oauth`, `POST /oauth/token` issues tokens and every other request
 ///   needs one (`SinkOAuth`).
-public final class Sink: Sendable {
+package final class Sink: Sendable {
     let store: Locked<SinkStore>
     private let signer: WebhookSigner?
     let catalogs: String?
     /// The member a delta page's cursor to the next page is sent as.
     let pageCursor: PageCursorName
     let oauth: SinkOAuth?
-    public let directory: String
+    package let directory: String
     /// `--log FILE`: one `KEY<TAB>STATUS` line per record received.
     private let requestLog: Int32?
 
     /// How long a key counts as seen, as the design promises.
-    public static let keyLifetime: Duration = .seconds(14 * 86_400)
+    package static let keyLifetime: Duration = .seconds(14 * 86_400)
     /// Signatures older or newer than this are refused (replay protection,
     /// as Standard Webhooks recommends).
-    public static let signatureTolerance: Duration = .seconds(300)
+    package static let signatureTolerance: Duration = .seconds(300)
     /// A gzip body may not inflate past this.
     static let inflatedLimit = 64 << 20
 
-    public init(
+    package init(
         directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil,
         pageCursor: PageCursorName = .snakeCase, requestLog: String? = nil, oauth: SinkOAuth? = nil
     ) throws(SystemError) {
@@ -78,7 +78,7 @@ public final class Sink: Sendable {
         _ = line.withUnsafeBytes { write(requestLog, $0.baseAddress, $0.count) }
     }
 
-    public func handle(_ request: HTTPRequest) -> HTTPServerAction {
+    package func handle(_ request: HTTPRequest) -> HTTPServerAction {
         .respond(answer(request))
     }
 

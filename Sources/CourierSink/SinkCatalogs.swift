@@ -7,7 +7,7 @@ import Glibc
 /// The name a delta page gives its cursor to the next page: the sync
 /// architecture's `next_cursor` (the default), or `nextCursor`, which older
 /// clients of courier's own documents read.
-public enum PageCursorName: String, Sendable, CaseIterable {
+package enum PageCursorName: String, Sendable, CaseIterable {
     case snakeCase = "next_cursor"
     case camelCase = "nextCursor"
 }

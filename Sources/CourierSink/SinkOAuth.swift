@@ -15,16 +15,16 @@ import Foundation
 /// need no table, carry an `exp` courier can read, and die with the
 /// process: a restarted sink refuses the tokens of the last one, which is
 /// how the tests make a server revoke a token.
-public struct SinkOAuth: Sendable {
-    public let clientID: String
+package struct SinkOAuth: Sendable {
+    package let clientID: String
     let secret: String
-    public let lifetime: Duration
+    package let lifetime: Duration
     private let key: [UInt8]
 
-    public static let defaultLifetime: Duration = .seconds(3600)
+    package static let defaultLifetime: Duration = .seconds(3600)
     static let realm = "courier sink"
 
-    public init(clientID: String, secret: String, lifetime: Duration = defaultLifetime) {
+    package init(clientID: String, secret: String, lifetime: Duration = defaultLifetime) {
         self.clientID = clientID
         self.secret = secret
         self.lifetime = lifetime

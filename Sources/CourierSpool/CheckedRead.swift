@@ -2,7 +2,7 @@ import CourierPosix
 import Glibc
 
 /// What reading a file a script could have put in the spool came to.
-public enum CheckedRead: Sendable {
+package enum CheckedRead: Sendable {
     /// The file's whole bytes.
     case read([UInt8])
     /// It is not something courier will send; the reason is for the ledger.
@@ -14,7 +14,7 @@ public enum CheckedRead: Sendable {
 extension Spool {
     /// The words for a file over the limit; the record parser says the same
     /// (`RecordProblem.tooLarge`, a layer apart: `RecordTests` holds them equal).
-    public static func tooLarge(_ size: Int, limit: Int) -> String {
+    package static func tooLarge(_ size: Int, limit: Int) -> String {
         "record is \(size) bytes, more than max-record-size (\(limit))"
     }
 
@@ -24,13 +24,13 @@ extension Spool {
     /// what was opened (a name swapped since it was listed is caught), one
     /// link (a hard link would turn any file courier can read into an
     /// entry), within `limit` bytes, and read whole.
-    public func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
+    package func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
         openChecked(name, in: directory(state), limit: limit).read
     }
 
     /// `readChecked` in any folder of the spool (another worker's
     /// `sending/WORKER/`).
-    public func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
+    package func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
         openChecked(name, in: folder, limit: limit).read
     }
 
@@ -39,7 +39,7 @@ extension Spool {
     /// name in a state folder (`SpoolSession.resolveHalfIntake`).
     /// `opened`: the file's status as it was opened, just before its bytes
     /// were read (the one fstat a checked read costs).
-    public func openChecked(_ name: FileName, in state: SpoolState, limit: Int, links: Int = 1) -> (
+    package func openChecked(_ name: FileName, in state: SpoolState, limit: Int, links: Int = 1) -> (
         read: CheckedRead, file: FileDescriptor?, opened: FileStatus?
     ) {
         openChecked(name, in: directory(state), limit: limit, links: links)
@@ -77,7 +77,7 @@ extension Spool {
 
 extension FileStatus.Kind {
     /// The kind in the words a person reading the ledger would use.
-    public var words: String {
+    package var words: String {
         switch self {
         case .regular: return "regular file"
         case .directory: return "directory"

@@ -26,7 +26,7 @@ extension SpoolSession {
     /// not thrown (a person moved it first); any other failure is thrown,
     /// and what was staged and not published is removed.
     @discardableResult
-    public func commit(_ transition: Transition) throws(SpoolError) -> Committed {
+    package func commit(_ transition: Transition) throws(SpoolError) -> Committed {
         var committed = Committed()
         guard !transition.isEmpty else { return committed }
         // A command that creates or moves names does so under the serial
@@ -341,7 +341,7 @@ extension SpoolSession {
     /// for an entry, and a crash leaves it in one of them. The same file
     /// under both names (a claim a power cut left half done) loses its old
     /// name and counts as claimed.
-    public func claim(_ name: FileName, from place: SpoolPlace) throws(SpoolError) -> ClaimRename {
+    package func claim(_ name: FileName, from place: SpoolPlace) throws(SpoolError) -> ClaimRename {
         let source = try handle(place)
         let sending = spool.directory(.sending)
         do {
@@ -401,7 +401,7 @@ struct TouchedFolders {
 }
 
 /// What a claim's rename came to.
-public enum ClaimRename: Sendable, Equatable {
+package enum ClaimRename: Sendable, Equatable {
     case claimed
     /// Gone before it could be claimed (a person, or another worker).
     case vanished

@@ -8,25 +8,25 @@ import CourierPosix
 /// rename (a crash's recovery, a person's `mv`) and a round needs neither a
 /// ledger read nor a file of its own to know it. A `touch` by a person
 /// leaves nanoseconds that are no count, which starts the schedule again.
-public struct DeferralStamp: Sendable, Equatable {
+package struct DeferralStamp: Sendable, Equatable {
     /// The next attempt, in whole seconds.
-    public let due: Timestamp
+    package let due: Timestamp
     /// How many times the entry has been deferred, 1 ... `limit`.
-    public let deferrals: Int
+    package let deferrals: Int
 
     /// The most steps a `retry-schedule` may have: a count above it is a
     /// time someone else set, not one of courier's stamps.
-    public static let limit = 20
+    package static let limit = 20
 
     /// Due at `due` rounded up to the second: never earlier than asked.
-    public init(due: Timestamp, deferrals: Int) {
+    package init(due: Timestamp, deferrals: Int) {
         let seconds = due.secondsSinceEpoch + (due.nanosecondOfSecond > 0 ? 1 : 0)
         self.due = Timestamp(secondsSinceEpoch: seconds)
         self.deferrals = min(max(deferrals, 1), Self.limit)
     }
 
     /// The stamp a modification time holds, if it is one.
-    public init?(modified: Timestamp) {
+    package init?(modified: Timestamp) {
         let count = modified.nanosecondOfSecond
         guard (1...Int64(Self.limit)).contains(count) else { return nil }
         due = Timestamp(secondsSinceEpoch: modified.secondsSinceEpoch)
@@ -34,14 +34,14 @@ public struct DeferralStamp: Sendable, Equatable {
     }
 
     /// The modification time that holds this stamp.
-    public var modified: Timestamp {
+    package var modified: Timestamp {
         Timestamp(secondsSinceEpoch: due.secondsSinceEpoch, nanoseconds: Int64(deferrals))
     }
 
     /// The time an entry keeps once it is no longer deferred (sent, or
     /// needing attention): the same second without the count, so that a
     /// later resend or backfill starts the schedule from the beginning.
-    public static func cleared(_ modified: Timestamp) -> Timestamp {
+    package static func cleared(_ modified: Timestamp) -> Timestamp {
         Timestamp(secondsSinceEpoch: modified.secondsSinceEpoch)
     }
 }

@@ -5,18 +5,18 @@ import CourierSupport
 /// that `courier why` can show it and `awk` can find it. A value with a
 /// space, quote, backslash, `=` or control byte is quoted, with `\` and `"`
 /// escaped by a backslash; the ledger escapes the line's control bytes.
-public enum DetailFields {
+package enum DetailFields {
     /// The most kept of an id or a tag: room for a SHA-256 in hex.
-    public static let valueLimit = 64
+    package static let valueLimit = 64
     /// What ends a value that was cut short.
-    public static let cutMark = "…"
+    package static let cutMark = "…"
 
     /// The fields, then `message`, within `limit` bytes. Every value is
     /// redacted before it is cut (a secret straddling a cut must not leave
     /// its first bytes behind); a field is cut to `valueLimit`, the message
     /// to the room that is left. A field that no longer fits is left out,
     /// so the ledger never has to cut the text in the middle of a value.
-    public static func format(
+    package static func format(
         _ fields: [(name: String, value: String)], message: String? = nil, redactor: Redactor,
         limit: Int = LedgerLine.detailLimit
     ) -> String {
@@ -35,7 +35,7 @@ public enum DetailFields {
 
     /// The pairs of a detail written by `format`, in order; parsing stops at
     /// the first word that is not `name=value`.
-    public static func parse(_ detail: Substring) -> [(name: String, value: String)] {
+    package static func parse(_ detail: Substring) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         var rest = detail[...]
         while !rest.isEmpty {
@@ -63,7 +63,7 @@ public enum DetailFields {
     }
 
     /// The first `limit` bytes, marked when something was cut.
-    public static func cut(_ value: String, to limit: Int) -> String {
+    package static func cut(_ value: String, to limit: Int) -> String {
         guard value.utf8.count > limit else { return value }
         return value.utf8Prefix(limit - cutMark.utf8.count) + cutMark
     }

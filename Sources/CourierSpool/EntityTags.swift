@@ -6,13 +6,13 @@ import Glibc
 /// The last etag a subscriber's server gave for one entity, with the
 /// server's id for it: what a later `UPDATE` of the entity names as its
 /// `etag` (docs/design.md §8).
-public struct EntityTag: Codable, Sendable, Equatable {
-    public var etag: String
-    public var serverID: String?
+package struct EntityTag: Codable, Sendable, Equatable {
+    package var etag: String
+    package var serverID: String?
     /// The item whose answer carried it.
-    public var key: String
+    package var key: String
     /// When courier was given it, RFC 3339.
-    public var time: String
+    package var time: String
 
     enum CodingKeys: String, CodingKey {
         case etag
@@ -20,7 +20,7 @@ public struct EntityTag: Codable, Sendable, Equatable {
         case key, time
     }
 
-    public init(etag: String, serverID: String?, key: String, time: Timestamp) {
+    package init(etag: String, serverID: String?, key: String, time: Timestamp) {
         self.etag = etag
         self.serverID = serverID
         self.key = key
@@ -28,22 +28,22 @@ public struct EntityTag: Codable, Sendable, Equatable {
     }
 
     /// A longer etag is not kept: it could not be a header a server takes.
-    public static let maximumLength = 256
+    package static let maximumLength = 256
 
     /// An etag a person can copy into a record and courier can send as
     /// `If-Match`: 1–256 bytes, no control byte.
-    public static func isKeepable(_ etag: String) -> Bool {
+    package static func isKeepable(_ etag: String) -> Bool {
         !etag.isEmpty && etag.utf8.count <= maximumLength && !etag.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
 }
 
 /// An etag to keep: for which entity, from which subscriber.
-public struct EntityTagUpdate: Sendable {
-    public let subscriber: SubscriberName
-    public let entity: RecordID
-    public let tag: EntityTag
+package struct EntityTagUpdate: Sendable {
+    package let subscriber: SubscriberName
+    package let entity: RecordID
+    package let tag: EntityTag
 
-    public init(subscriber: SubscriberName, entity: RecordID, tag: EntityTag) {
+    package init(subscriber: SubscriberName, entity: RecordID, tag: EntityTag) {
         self.subscriber = subscriber
         self.entity = entity
         self.tag = tag
@@ -55,12 +55,12 @@ public struct EntityTagUpdate: Sendable {
 /// etag. A file per entity, so that `courier etag` reads one file rather
 /// than the ledger, and prune ages out entities untouched for the
 /// retention like `sent/` entries.
-public final class EntityTagStore {
-    public static let folderName = FileName("etags")
+package final class EntityTagStore {
+    package static let folderName = FileName("etags")
     private let spool: Spool
     private var folders: [SubscriberName: DirectoryHandle] = [:]
 
-    public init(spool: Spool) { self.spool = spool }
+    package init(spool: Spool) { self.spool = spool }
 
     /// The state files that keep `tags`, the last one per entity and
     /// subscriber winning: a commit stages them, makes them durable with
@@ -85,7 +85,7 @@ public final class EntityTagStore {
 
     /// The tag kept for `entity` from `subscriber`; nil when none is (or
     /// its file was edited into something else).
-    public func tag(of entity: RecordID, from subscriber: SubscriberName) throws(SpoolError) -> EntityTag? {
+    package func tag(of entity: RecordID, from subscriber: SubscriberName) throws(SpoolError) -> EntityTag? {
         guard let folder = try folder(for: subscriber) else { return nil }
         let bytes: [UInt8]
         do {
@@ -99,7 +99,7 @@ public final class EntityTagStore {
     }
 
     /// Every subscriber's tag for `entity`, by subscriber name.
-    public func tags(of entity: RecordID) throws(SpoolError) -> [(subscriber: SubscriberName, tag: EntityTag)] {
+    package func tags(of entity: RecordID) throws(SpoolError) -> [(subscriber: SubscriberName, tag: EntityTag)] {
         var found: [(subscriber: SubscriberName, tag: EntityTag)] = []
         for subscriber in try subscribers() {
             if let tag = try tag(of: entity, from: subscriber) { found.append((subscriber, tag)) }
@@ -108,7 +108,7 @@ public final class EntityTagStore {
     }
 
     /// The subscribers that have a folder of tags.
-    public func subscribers() throws(SpoolError) -> [SubscriberName] {
+    package func subscribers() throws(SpoolError) -> [SubscriberName] {
         guard let root = try Self.open(Self.folderName, in: spool.control) else { return [] }
         do { return try root.sortedNames().compactMap { $0.string.flatMap(SubscriberName.init) } } catch {
             throw SpoolError(error)
@@ -117,7 +117,7 @@ public final class EntityTagStore {
 
     /// `etags/SUB/`; nil when no etag of SUB's has been kept. (A commit
     /// makes it, `SpoolPlace.entityTags`.)
-    public func folder(for subscriber: SubscriberName) throws(SpoolError) -> DirectoryHandle? {
+    package func folder(for subscriber: SubscriberName) throws(SpoolError) -> DirectoryHandle? {
         if let open = folders[subscriber] { return open }
         guard let root = try Self.open(Self.folderName, in: spool.control),
             let folder = try Self.open(FileName(subscriber.value), in: root)

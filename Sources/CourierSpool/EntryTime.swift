@@ -6,7 +6,7 @@ extension Spool {
     /// modification time, where a deferral's count lives (`DeferralStamp`).
     /// Every Linux file system courier is meant for does; one that keeps
     /// whole seconds only would make every deferral look like the first.
-    public func keepsDeferralStamps() -> Bool {
+    package func keepsDeferralStamps() -> Bool {
         let probe = uniqueTemporaryName(for: FileName("stamp-probe"))
         defer { try? tmp.remove(probe) }
         let stamp = DeferralStamp(due: .now(), deferrals: 7)
@@ -28,7 +28,7 @@ extension FileStatus {
     /// its age. Nil when the file system keeps no birth time and the entry
     /// is deferred: its `accepted` ledger line tells then. No call beyond
     /// the one status an item costs anyway.
-    public var takenIn: Timestamp? {
+    package var takenIn: Timestamp? {
         let plainModified = DeferralStamp(modified: modified) == nil ? modified : nil
         switch (born, plainModified) {
         case (let born?, let modified?): return min(born, modified)

@@ -1,16 +1,16 @@
 /// syslog priorities, as journald reads them from a `<N>` prefix.
-public enum LogLevel: Int, Sendable, Comparable {
+package enum LogLevel: Int, Sendable, Comparable {
     case error = 3
     case warning = 4
     case notice = 5
     case info = 6
     case debug = 7
 
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// How loud a ledger event is: what needs a person is a warning, what
     /// is routine is info.
-    public init(for event: LedgerEvent) {
+    package init(for event: LedgerEvent) {
         switch event {
         case .needsAttention, .invalid, .routeTimeout, .catalogFailed: self = .warning
         case .retry, .deferred, .duplicate, .recovered, .acknowledged, .resent, .copied, .backfilled, .deleted, .held,
@@ -23,24 +23,24 @@ public enum LogLevel: Int, Sendable, Comparable {
 
 /// Where a round tells what it does, one line per event; the command line
 /// points it at standard error. The core never prints by itself.
-public struct EventLog: Sendable {
-    public let threshold: LogLevel
+package struct EventLog: Sendable {
+    package let threshold: LogLevel
     private let write: @Sendable (LogLevel, String) -> Void
 
-    public init(threshold: LogLevel, write: @escaping @Sendable (LogLevel, String) -> Void) {
+    package init(threshold: LogLevel, write: @escaping @Sendable (LogLevel, String) -> Void) {
         self.threshold = threshold
         self.write = write
     }
 
-    public static let silent = EventLog(threshold: .error) { _, _ in }
+    package static let silent = EventLog(threshold: .error) { _, _ in }
 
-    public func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
+    package func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level <= threshold else { return }
         write(level, message())
     }
 
     /// A ledger line as one log line.
-    public func record(_ line: LedgerLine) {
+    package func record(_ line: LedgerLine) {
         self(LogLevel(for: line.event), Self.describe(line))
     }
 

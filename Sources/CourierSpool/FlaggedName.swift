@@ -8,7 +8,7 @@ extension Transition {
     /// kept). Intake flags what it cannot take, from `queued/`; a claim
     /// flags a file dropped under the name of an entry that already
     /// settled, from `sending/`, once its rename has made it this round's.
-    public static func flag(
+    package static func flag(
         _ name: FileName, from place: SpoolPlace, as safe: FileName, reason: String, round: String, at now: Timestamp
     ) -> Transition {
         Transition(
@@ -22,12 +22,12 @@ extension Transition {
 }
 
 /// The names flagged files get, and dropped names as the ledger shows them.
-public enum FlaggedName {
+package enum FlaggedName {
     /// `invalid-20261130T070000Z-NAME`: NAME with every byte outside
     /// `[A-Za-z0-9._-]` made `_`, so it is one safe path component that
     /// can never parse as an entry. A name that was flagged before keeps
     /// its original part instead of growing.
-    public static func make(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
+    package static func make(for name: FileName, at time: Timestamp, in directory: DirectoryHandle) throws(SpoolError)
         -> FileName
     {
         let original = droppedPart(of: name).map { FileName(bytes: Array($0)) } ?? name
@@ -46,7 +46,7 @@ public enum FlaggedName {
     }
 
     /// What follows `invalid-TIME-` in a flagged name; nil for any other name.
-    public static func droppedPart(of name: FileName) -> ArraySlice<UInt8>? {
+    package static func droppedPart(of name: FileName) -> ArraySlice<UInt8>? {
         let prefix = Array("invalid-".utf8)
         // `invalid-`, then `20261130T070000Z-`.
         let start = prefix.count + 17
@@ -57,7 +57,7 @@ public enum FlaggedName {
     }
 
     /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
-    public static func safeComponent(_ name: FileName) -> String {
+    package static func safeComponent(_ name: FileName) -> String {
         let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in
             NameBytes.isSafeFileName(byte) ? byte : UInt8(ascii: "_")
         }
@@ -65,7 +65,7 @@ public enum FlaggedName {
     }
 
     /// A dropped file's name for the ledger: printable, never a tab.
-    public static func printable(_ name: FileName) -> String {
+    package static func printable(_ name: FileName) -> String {
         String(String(decoding: name.bytes, as: UTF8.self).prefix(100))
     }
 }

@@ -17,7 +17,7 @@ extension SpoolSession {
     /// others with a `recovered` line. Returns the state kept; nil when the
     /// names are not one file (then it is no half rename, and nothing is
     /// done).
-    public func resolveHalfRename(_ name: FileName, in states: [SpoolState]) throws(SpoolError) -> SpoolState? {
+    package func resolveHalfRename(_ name: FileName, in states: [SpoolState]) throws(SpoolError) -> SpoolState? {
         var statuses: [(SpoolState, FileStatus)] = []
         do {
             for state in states {
@@ -53,7 +53,7 @@ extension SpoolSession {
     /// dropped name goes, with a `recovered` line. False when they are not
     /// one file.
     @discardableResult
-    public func resolveHalfIntake(_ dropped: FileName, into entry: EntryName, in state: SpoolState) throws(SpoolError)
+    package func resolveHalfIntake(_ dropped: FileName, into entry: EntryName, in state: SpoolState) throws(SpoolError)
         -> Bool
     {
         do {
@@ -84,7 +84,7 @@ extension SpoolSession {
     /// person's resend of the flagged file, half done): then the flagged
     /// name goes and the file goes on to intake. Nil when no flagged file
     /// of its name is that file.
-    public func resolveHalfFlag(_ name: FileName, in state: SpoolState = .queued) throws(SpoolError) -> HalfFlag? {
+    package func resolveHalfFlag(_ name: FileName, in state: SpoolState = .queued) throws(SpoolError) -> HalfFlag? {
         let status: FileStatus
         do {
             guard let found = try spool.directory(state).status(of: name), found.links > 1 else { return nil }
@@ -141,7 +141,7 @@ extension SpoolSession {
     /// `status`, if any: the other half of intake's rename. `queued/` is
     /// listed once per session for this (only ever after a power cut left
     /// such a pair), by inode number, and the match confirmed by status.
-    public func droppedName(sameFileAs status: FileStatus) throws(SpoolError) -> FileName? {
+    package func droppedName(sameFileAs status: FileStatus) throws(SpoolError) -> FileName? {
         if droppedInodes == nil {
             var found: [UInt64: FileName] = [:]
             do {
@@ -186,7 +186,7 @@ extension SpoolSession {
 }
 
 /// How a flag's rename half done was resolved (`resolveHalfFlag`).
-public enum HalfFlag: Sendable, Equatable {
+package enum HalfFlag: Sendable, Equatable {
     /// The name looked at went; the flagged file is in `needsAttention/`.
     case removedHere
     /// The flagged name went; the file stays where it was looked at.

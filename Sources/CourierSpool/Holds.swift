@@ -8,13 +8,13 @@ import Glibc
 /// `courier hold` or by `touch`. Its modification time is since when, its
 /// first line why. Rounds send nothing to a held subscriber; its entries
 /// wait in `queued/` until the file is gone (`courier release`, `rm`).
-public struct Hold: Sendable, Equatable {
-    public let subscriber: SubscriberName
-    public let since: Timestamp
+package struct Hold: Sendable, Equatable {
+    package let subscriber: SubscriberName
+    package let since: Timestamp
     /// Empty when none was given (a `touch`).
-    public let reason: String
+    package let reason: String
 
-    public init(subscriber: SubscriberName, since: Timestamp, reason: String) {
+    package init(subscriber: SubscriberName, since: Timestamp, reason: String) {
         self.subscriber = subscriber
         self.since = since
         self.reason = reason
@@ -26,7 +26,7 @@ extension Spool {
 
     /// `.courier/held/`; nil when it does not exist yet (a spool made
     /// before holds, until the first `courier hold`, whose commit makes it).
-    public func heldFolder() throws(SpoolError) -> DirectoryHandle? {
+    package func heldFolder() throws(SpoolError) -> DirectoryHandle? {
         do {
             return try control.openDirectory(Self.heldName)
         } catch let error where error.errno == .noSuchFile {
@@ -38,7 +38,7 @@ extension Spool {
 
     /// Every hold, by subscriber name. Names that cannot be a subscriber's
     /// (an editor's `alpha~`) hold nothing and are passed over.
-    public func holds() throws(SpoolError) -> [Hold] {
+    package func holds() throws(SpoolError) -> [Hold] {
         guard let folder = try heldFolder() else { return [] }
         var holds: [Hold] = []
         do {

@@ -3,12 +3,12 @@ import Glibc
 
 /// What `list` shows of an item's history: its last event, and the HTTP
 /// status that came with it.
-public struct LastEvent: Sendable, Equatable {
-    public let event: LedgerEvent
+package struct LastEvent: Sendable, Equatable {
+    package let event: LedgerEvent
     /// 0 when there was no answer.
-    public let status: Int
+    package let status: Int
 
-    public init(event: LedgerEvent, status: Int) {
+    package init(event: LedgerEvent, status: Int) {
         self.event = event
         self.status = status
     }
@@ -21,7 +21,7 @@ public struct LastEvent: Sendable, Equatable {
 /// columns wanted are found by their tabs, and the item is known by a
 /// fingerprint rather than a string (a million strings cost seconds to
 /// allocate, hash and compare; a million fingerprints a tenth of that).
-public final class LastEvents {
+package final class LastEvents {
     private let directory: DirectoryHandle
     /// Days not read yet, oldest first, each with its files.
     private var unread: [[FileName]]
@@ -42,7 +42,7 @@ public final class LastEvents {
     /// a day file (100 MB at a million lines) to be zeroed and copied into.
     let chunk: Int
 
-    public convenience init(directory: DirectoryHandle) throws(SpoolError) {
+    package convenience init(directory: DirectoryHandle) throws(SpoolError) {
         try self.init(directory: directory, chunk: 4 << 20)
     }
 
@@ -54,7 +54,7 @@ public final class LastEvents {
 
     /// The newest line of the item in the ledger; nil when it has none
     /// (moved in by hand, or pruned), which reads every day file once.
-    public func last(subscriber: String, key: String) throws(SpoolError) -> LastEvent? {
+    package func last(subscriber: String, key: String) throws(SpoolError) -> LastEvent? {
         let id = Array((LedgerLine.escape(subscriber) + "\t" + LedgerLine.escape(key)).utf8).withUnsafeBufferPointer {
             Fingerprint($0)
         }

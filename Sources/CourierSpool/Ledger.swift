@@ -5,7 +5,7 @@ import Glibc
 
 /// The append-only record of every event, one file per UTC day, or per
 /// day and worker when several share the spool (`LedgerFileName`).
-public final class Ledger {
+package final class Ledger {
     private let directory: DirectoryHandle
     /// nil: the spool has one writer, whose files are `YYYY-MM-DD.tsv`.
     private let worker: WorkerID?
@@ -167,7 +167,7 @@ public final class Ledger {
     /// last line without its newline is one being written (or torn by a
     /// crash): it is read if it parses and otherwise passed over without
     /// being counted.
-    public static func read(
+    package static func read(
         from directory: DirectoryHandle, sinceDay: String? = nil, untilDay: String? = nil,
         containing needle: String? = nil, _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> Int {

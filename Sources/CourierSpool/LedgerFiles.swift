@@ -5,18 +5,18 @@ import CourierSupport
 /// The name of a ledger file: `YYYY-MM-DD.tsv` when one worker writes the
 /// spool, `YYYY-MM-DD.WORKER.tsv` for each of several. Every reader takes
 /// all of a day's files as that day's ledger.
-public struct LedgerFileName: Hashable, Sendable, Comparable, CustomStringConvertible {
+package struct LedgerFileName: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The UTC day, `YYYY-MM-DD`.
-    public let day: String
-    public let worker: WorkerID?
+    package let day: String
+    package let worker: WorkerID?
 
-    public init(day: String, worker: WorkerID? = nil) {
+    package init(day: String, worker: WorkerID? = nil) {
         self.day = day
         self.worker = worker
     }
 
     /// Parses a name in `ledger/`; nil for anything else there.
-    public init?(_ name: FileName) {
+    package init?(_ name: FileName) {
         guard let text = name.string, text.hasSuffix(".tsv"), text.utf8.count >= 14 else { return nil }
         let day = String(text.prefix(10))
         guard Timestamp(dateOrTime: day) != nil, day.utf8.count == 10 else { return nil }
@@ -29,13 +29,13 @@ public struct LedgerFileName: Hashable, Sendable, Comparable, CustomStringConver
         }
     }
 
-    public var description: String { day + (worker.map { "." + $0.value } ?? "") + ".tsv" }
+    package var description: String { day + (worker.map { "." + $0.value } ?? "") + ".tsv" }
 
-    public var fileName: FileName { FileName(description) }
+    package var fileName: FileName { FileName(description) }
 
     /// By day; within a day the day's own file first, then the workers'
     /// by name: the order a merge takes lines of equal time in.
-    public static func < (lhs: LedgerFileName, rhs: LedgerFileName) -> Bool {
+    package static func < (lhs: LedgerFileName, rhs: LedgerFileName) -> Bool {
         guard lhs.day == rhs.day else { return lhs.day < rhs.day }
         switch (lhs.worker, rhs.worker) {
         case (nil, nil), (.some, nil): return false
@@ -46,22 +46,22 @@ public struct LedgerFileName: Hashable, Sendable, Comparable, CustomStringConver
 }
 
 /// One UTC day of the ledger: its files, in `LedgerFileName` order.
-public struct LedgerDay: Sendable, Equatable {
-    public let day: String
-    public var files: [FileName]
+package struct LedgerDay: Sendable, Equatable {
+    package let day: String
+    package var files: [FileName]
 }
 
 extension Ledger {
     /// Every ledger file with its day, oldest day first, a day's files in
     /// `LedgerFileName` order.
-    public static func dayFiles(in directory: DirectoryHandle) throws(SpoolError) -> [(day: String, name: FileName)] {
+    package static func dayFiles(in directory: DirectoryHandle) throws(SpoolError) -> [(day: String, name: FileName)] {
         let names: [FileName]
         do { names = try directory.sortedNames() } catch { throw SpoolError(error) }
         return names.compactMap(LedgerFileName.init).sorted().map { ($0.day, $0.fileName) }
     }
 
     /// The ledger by day, oldest first.
-    public static func days(in directory: DirectoryHandle) throws(SpoolError) -> [LedgerDay] {
+    package static func days(in directory: DirectoryHandle) throws(SpoolError) -> [LedgerDay] {
         var days: [LedgerDay] = []
         for (day, name) in try dayFiles(in: directory) {
             if days.last?.day == day {

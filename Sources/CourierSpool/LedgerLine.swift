@@ -1,7 +1,7 @@
 import CourierPosix
 
 /// What happened to an item; the ledger's fifth column.
-public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
+package enum LedgerEvent: String, CaseIterable, Sendable, Codable {
     /// An intake file became this entry.
     case accepted
     /// An intake file repeated an entry that already exists byte for byte.
@@ -40,22 +40,22 @@ public enum LedgerEvent: String, CaseIterable, Sendable, Codable {
 }
 
 /// One line of `ledger/YYYY-MM-DD.tsv`: nine tab-separated columns.
-public struct LedgerLine: Sendable, Equatable {
-    public var time: Timestamp
-    public var round: String
+package struct LedgerLine: Sendable, Equatable {
+    package var time: Timestamp
+    package var round: String
     /// `-` for events that belong to no subscriber (an invalid intake file).
-    public var subscriber: String
-    public var key: String
-    public var event: LedgerEvent
+    package var subscriber: String
+    package var key: String
+    package var event: LedgerEvent
     /// 0 when there was no HTTP answer.
-    public var status: Int
-    public var attempt: Int
-    public var durationMilliseconds: Int64
-    public var detail: String
+    package var status: Int
+    package var attempt: Int
+    package var durationMilliseconds: Int64
+    package var detail: String
 
-    public static let detailLimit = 200
+    package static let detailLimit = 200
 
-    public init(
+    package init(
         time: Timestamp, round: String, subscriber: String, key: String, event: LedgerEvent, status: Int = 0,
         attempt: Int = 0, durationMilliseconds: Int64 = 0, detail: String = ""
     ) {
@@ -71,7 +71,7 @@ public struct LedgerLine: Sendable, Equatable {
     }
 
     /// The line as written, newline included.
-    public var formatted: String {
+    package var formatted: String {
         [
             time.rfc3339, Self.escape(round), Self.escape(subscriber), Self.escape(key), event.rawValue, String(status),
             String(attempt), String(durationMilliseconds), Self.escape(detail.utf8Prefix(Self.detailLimit)),
@@ -79,7 +79,7 @@ public struct LedgerLine: Sendable, Equatable {
     }
 
     /// Parses a line without its newline; nil for a malformed one.
-    public init?(parsing line: Substring) {
+    package init?(parsing line: Substring) {
         // Split on the tab byte, not on Characters: grapheme breaking made
         // parsing the larger part of reading a day's ledger.
         let columns = line.utf8.split(separator: 0x09, omittingEmptySubsequences: false).map { Substring($0) }
@@ -96,7 +96,7 @@ public struct LedgerLine: Sendable, Equatable {
     /// Tab, newline, carriage return and backslash as `\t \n \r \\`; other
     /// control characters as `\xHH`, so one event is always one line that
     /// awk and cut can split.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         // Most text needs nothing: said at byte speed.
         guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }) else { return text }
         var result = ""
@@ -116,7 +116,7 @@ public struct LedgerLine: Sendable, Equatable {
         return result
     }
 
-    public static func unescape(_ text: Substring) -> String {
+    package static func unescape(_ text: Substring) -> String {
         // A byte search: Substring.contains(String) is Foundation's, and slow.
         guard text.utf8.contains(UInt8(ascii: "\\")) else { return String(text) }
         var result = ""

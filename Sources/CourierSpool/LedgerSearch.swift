@@ -9,7 +9,7 @@ extension Ledger {
     /// nanoseconds to parse, the search a fraction of that per line).
     /// Returns how many of the lines it looked at were malformed. A file
     /// pruned meanwhile has no lines.
-    public static func readDay(
+    package static func readDay(
         _ name: FileName, in directory: DirectoryHandle, containing needle: String? = nil,
         _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> Int {
@@ -59,7 +59,7 @@ extension Ledger {
     /// `MergedLines`); with `needle`, only the lines that contain it. One
     /// file is read as `readDay` reads it, at no cost of merging. Returns
     /// how many of the lines it looked at were malformed.
-    public static func readDay(
+    package static func readDay(
         _ names: [FileName], in directory: DirectoryHandle, containing needle: String? = nil,
         _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> Int {

@@ -8,13 +8,13 @@ import Glibc
 /// the newest day read: with several workers, one may still append a line
 /// of yesterday after another has begun today (a round across midnight, a
 /// clock a little behind), and that line must be read once, not never.
-public struct LedgerPosition: Codable, Sendable, Equatable {
+package struct LedgerPosition: Codable, Sendable, Equatable {
     /// The first UTC day still read, `YYYY-MM-DD`.
-    public var day: String
+    package var day: String
     /// By file name.
-    public var offsets: [String: Int]
+    package var offsets: [String: Int]
 
-    public init(day: String, offsets: [String: Int] = [:]) {
+    package init(day: String, offsets: [String: Int] = [:]) {
         self.day = day
         self.offsets = offsets
     }
@@ -25,7 +25,7 @@ public struct LedgerPosition: Codable, Sendable, Equatable {
         case offset
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         day = try container.decode(String.self, forKey: .day)
         if let offsets = try container.decodeIfPresent([String: Int].self, forKey: .offsets) {
@@ -37,7 +37,7 @@ public struct LedgerPosition: Codable, Sendable, Equatable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(day, forKey: .day)
         try container.encode(offsets, forKey: .offsets)
@@ -53,7 +53,7 @@ extension Ledger {
     /// returns where it stopped: after each file's last whole line, so a
     /// line still being written is read next time, whole. What `log
     /// --follow` and the event counters read with.
-    public static func readNew(
+    package static func readNew(
         after position: LedgerPosition?, in directory: DirectoryHandle, _ visit: (LedgerLine) -> Void
     ) throws(SpoolError) -> LedgerPosition? {
         let days = try days(in: directory)

@@ -13,10 +13,10 @@ extension Spool {
     /// any). The spool itself gains o+x only (0751): others may pass
     /// through to those two folders, but not list the spool, and every
     /// other folder stays courier's (0750).
-    public static let producerFolderMode: mode_t = 0o3770
-    public static let producerRootMode: mode_t = 0o751
+    package static let producerFolderMode: mode_t = 0o3770
+    package static let producerRootMode: mode_t = 0o751
 
-    public func openIntake(toGroup group: gid_t) throws(SpoolError) {
+    package func openIntake(toGroup group: gid_t) throws(SpoolError) {
         do throws(SystemError) {
             try root.setGroup(nil, mode: Self.producerRootMode)
             try tmp.setGroup(group, mode: Self.producerFolderMode)
@@ -28,7 +28,7 @@ extension Spool {
 
     /// Whether the spool's owner belongs to `group`: unless it does, it
     /// cannot read a file a producer left group-readable only.
-    public func ownerIsMember(of group: gid_t) throws(SpoolError) -> Bool {
+    package func ownerIsMember(of group: gid_t) throws(SpoolError) -> Bool {
         let owner: uid_t
         do { owner = try root.owner().user } catch { throw SpoolError(error) }
         return Accounts.user(owner, isMemberOf: group)

@@ -4,22 +4,22 @@ import Glibc
 
 /// An open spool: one directory handle per state folder, all operations
 /// relative to them. Not shared between threads.
-public final class Spool {
-    public let path: String
-    public let root: DirectoryHandle
-    public let tmp: DirectoryHandle
-    public let ledgerDirectory: DirectoryHandle
+package final class Spool {
+    package let path: String
+    package let root: DirectoryHandle
+    package let tmp: DirectoryHandle
+    package let ledgerDirectory: DirectoryHandle
     /// `.courier/`: locks and small state files.
-    public let control: DirectoryHandle
+    package let control: DirectoryHandle
     private let queued, awaitingRoute, sent, failed, needsAttention: DirectoryHandle
     /// `sending/` itself. On a shared spool each worker claims into its
     /// own folder of it, `sending/WORKER/`, which `directory(.sending)`
     /// then is.
-    public let sendingRoot: DirectoryHandle
+    package let sendingRoot: DirectoryHandle
     private var sending: DirectoryHandle
     /// This process's worker on a shared spool (`join(as:)`); nil when the
     /// spool has one worker.
-    public private(set) var worker: WorkerID?
+    package private(set) var worker: WorkerID?
     private var stagingNames = StagingNames()
     /// Tests' fault injection (`SpoolSession.faults`); nil in production.
     var faults: FaultPlan?
@@ -28,13 +28,13 @@ public final class Spool {
     weak var heldRoundLock: RoundLock?
     /// False on a file system where syncfs(2) does nothing (FUSE:
     /// GlusterFS): a group's files are then fsynced one by one.
-    public var syncfsReachesDisk: Bool
+    package var syncfsReachesDisk: Bool
 
     static let tmpName = "tmp"
     static let ledgerName = "ledger"
     static let controlName = ".courier"
 
-    public init(path: String) throws(SpoolError) {
+    package init(path: String) throws(SpoolError) {
         self.path = path
         do {
             root = try DirectoryHandle.open(path: path)
@@ -70,7 +70,7 @@ public final class Spool {
     /// `courier init`: creates whatever of the layout is missing (mode 0750,
     /// as the process umask allows) and opens the result. Safe to repeat.
     @discardableResult
-    public static func create(at path: String) throws(SpoolError) -> Spool {
+    package static func create(at path: String) throws(SpoolError) -> Spool {
         var prefix = path.hasPrefix("/") ? "" : "."
         do throws(SystemError) {
             for component in path.split(separator: "/") {
@@ -97,7 +97,7 @@ public final class Spool {
         stagingNames.worker = worker
     }
 
-    public func directory(_ state: SpoolState) -> DirectoryHandle {
+    package func directory(_ state: SpoolState) -> DirectoryHandle {
         switch state {
         case .queued: return queued
         case .awaitingRoute: return awaitingRoute
@@ -110,14 +110,14 @@ public final class Spool {
 
     /// The state an item is in now, nil when no state folder holds it (on a
     /// shared spool, another worker's claim is in `sending/` too: `find`).
-    public func locate(_ name: FileName) throws(SpoolError) -> SpoolState? {
+    package func locate(_ name: FileName) throws(SpoolError) -> SpoolState? {
         try find(name)?.state
     }
 
     /// The state an item is in now and the folder that holds it. On a
     /// shared spool another worker's claim is in `sending/` as much as this
     /// one's: an id it is sending is used, whichever worker looks.
-    public func find(_ name: FileName) throws(SpoolError) -> (state: SpoolState, folder: DirectoryHandle)? {
+    package func find(_ name: FileName) throws(SpoolError) -> (state: SpoolState, folder: DirectoryHandle)? {
         for state in SpoolState.allCases {
             do {
                 if try directory(state).contains(name) { return (state, directory(state)) }
@@ -136,7 +136,7 @@ public final class Spool {
 
     /// Reads a whole small file from a state folder; a file over `limit`
     /// bytes is refused (EFBIG), never returned cut short.
-    public func read(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> [UInt8] {
+    package func read(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> [UInt8] {
         let folder = directory(state)
         do throws(SystemError) {
             let file = try folder.openFile(name, flags: O_RDONLY)
@@ -151,7 +151,7 @@ public final class Spool {
     /// A small state file in `.courier/`; nil when it does not exist yet.
     /// Any other failure is thrown: a journal or state file that cannot be
     /// read must not pass for one never written.
-    public func controlFile(_ name: String, limit: Int = 64 << 20) throws(SpoolError) -> [UInt8]? {
+    package func controlFile(_ name: String, limit: Int = 64 << 20) throws(SpoolError) -> [UInt8]? {
         do {
             return try control.openFile(FileName(name), flags: O_RDONLY).read(upTo: limit)
         } catch let error where error.errno == .noSuchFile {
@@ -164,14 +164,14 @@ public final class Spool {
     /// `controlFile` for notes that are only shown to people (the last
     /// round, the notifier's health): one that cannot be read is shown as
     /// absent rather than failing the command that shows it.
-    public func readControlFile(_ name: String, limit: Int = 64 << 20) -> [UInt8]? {
+    package func readControlFile(_ name: String, limit: Int = 64 << 20) -> [UInt8]? {
         try? controlFile(name, limit: limit)
     }
 
     /// One round at a time per spool: an exclusive flock on
     /// `.courier/round.lock`. Nil when another round holds it and `wait`
     /// is false.
-    public func lockRound(wait: Bool) throws(SpoolError) -> RoundLock? {
+    package func lockRound(wait: Bool) throws(SpoolError) -> RoundLock? {
         let name = FileName("round.lock")
         do {
             let file = try control.openFile(name, flags: O_RDWR | O_CREAT, mode: 0o640)
@@ -187,7 +187,7 @@ public final class Spool {
 
 /// Proof that this process runs the spool's round; the lock goes when
 /// this value does (or the process dies).
-public final class RoundLock {
+package final class RoundLock {
     let file: FileDescriptor
     init(file: FileDescriptor) { self.file = file }
 }

@@ -3,7 +3,7 @@ import Glibc
 
 /// Everything that can go wrong with the spool's files, with the file and
 /// the operation named, so the message alone tells an operator what to do.
-public enum SpoolError: Error, Sendable, CustomStringConvertible {
+package enum SpoolError: Error, Sendable, CustomStringConvertible {
     case notASpool(path: String, missing: String, Errno)
     case operation(String, path: String, Errno)
     case rename(from: String, to: String, Errno)
@@ -11,7 +11,7 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
     /// A failed call with the context the directory handle gave it: a
     /// rename stays a rename (its EXDEV advice included), anything else is
     /// an operation on one file.
-    public init(_ error: SystemError) {
+    package init(_ error: SystemError) {
         if let destination = error.destination {
             self = .rename(from: error.path, to: destination, error.errno)
         } else {
@@ -19,7 +19,7 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notASpool(let path, let missing, let error) where SpoolError.deniesPermission(error):
             // The spool is there, but not this user's: `courier init`
@@ -42,7 +42,7 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The errno behind the failure.
-    public var errno: Errno {
+    package var errno: Errno {
         switch self {
         case .notASpool(_, _, let error), .operation(_, _, let error), .rename(_, _, let error): return error
         }
@@ -50,12 +50,12 @@ public enum SpoolError: Error, Sendable, CustomStringConvertible {
 
     /// The user may not do this here (EACCES, EPERM): sysexits 77, which
     /// no retry and no `courier init` fixes.
-    public var isPermissionDenied: Bool { Self.deniesPermission(errno) }
+    package var isPermissionDenied: Bool { Self.deniesPermission(errno) }
 
     static func deniesPermission(_ error: Errno) -> Bool { error == Errno(EACCES) || error == Errno(EPERM) }
 
     /// Worth trying again later (sysexits 75) rather than a setup fault.
-    public var isTemporary: Bool {
+    package var isTemporary: Bool {
         switch self {
         case .notASpool: return false
         case .operation(_, _, let error), .rename(_, _, let error):

@@ -5,13 +5,13 @@ import Glibc
 /// else of the spool: what `courier enqueue` opens. A member of the spool's
 /// producers group (`courier init --group`) may open these two and no
 /// other folder, so a whole `Spool` is more than it can have.
-public struct SpoolInbox {
-    public let path: String
+package struct SpoolInbox {
+    package let path: String
     let tmp: DirectoryHandle
     let queued: DirectoryHandle
     private var stagingNames = StagingNames()
 
-    public init(path: String) throws(SpoolError) {
+    package init(path: String) throws(SpoolError) {
         self.path = path
         // By path, not relative to a handle on the spool: a producer may
         // pass through the spool (0751) but not open it.
@@ -25,7 +25,7 @@ public struct SpoolInbox {
     }
 
     /// A unique name for a file to drop, as maildir makes them.
-    public mutating func uniqueName(for name: FileName) -> FileName {
+    package mutating func uniqueName(for name: FileName) -> FileName {
         stagingNames.next(for: name)
     }
 
@@ -33,7 +33,7 @@ public struct SpoolInbox {
     /// fsync). The file is 0640 whatever the umask: in a spool opened to
     /// producers, `queued/` gives it the producers' group, and courier, a
     /// member, must be able to read it.
-    public mutating func drop(_ bytes: [UInt8], named name: FileName) throws(SpoolError) {
+    package mutating func drop(_ bytes: [UInt8], named name: FileName) throws(SpoolError) {
         let staged = stagingNames.next(for: name)
         do throws(SystemError) {
             try tmp.stage(bytes, as: staged, mode: 0o640, ignoringUmask: true)

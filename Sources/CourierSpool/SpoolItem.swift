@@ -3,26 +3,26 @@ import CourierPosix
 
 /// An item found in a state folder: an entry `KEY@SUB.json`, or a file
 /// flagged by intake (kept under its safe name).
-public struct SpoolItem: Sendable {
-    public let name: FileName
-    public let state: SpoolState
+package struct SpoolItem: Sendable {
+    package let name: FileName
+    package let state: SpoolState
     /// Nil for a flagged intake file.
-    public let entry: EntryName?
+    package let entry: EntryName?
 
-    public init(name: FileName, state: SpoolState, entry: EntryName?) {
+    package init(name: FileName, state: SpoolState, entry: EntryName?) {
         self.name = name
         self.state = state
         self.entry = entry
     }
 
     /// The ledger's (subscriber, key) for this item.
-    public var ledgerSubscriber: String { entry?.subscriber.value ?? "-" }
-    public var ledgerKey: String { entry?.key.description ?? name.description }
+    package var ledgerSubscriber: String { entry?.subscriber.value ?? "-" }
+    package var ledgerKey: String { entry?.key.description ?? name.description }
 }
 
 extension Spool {
     /// Every item in a state folder, streamed.
-    public func forEachItem(in state: SpoolState, _ visit: (SpoolItem) -> Void) throws(SpoolError) {
+    package func forEachItem(in state: SpoolState, _ visit: (SpoolItem) -> Void) throws(SpoolError) {
         do {
             let stream = try directory(state).entries()
             while let name = try stream.next() {
@@ -34,7 +34,7 @@ extension Spool {
     }
 
     /// How many items each state folder holds.
-    public func counts() throws(SpoolError) -> [SpoolState: Int] {
+    package func counts() throws(SpoolError) -> [SpoolState: Int] {
         var counts: [SpoolState: Int] = [:]
         for state in SpoolState.allCases {
             var count = 0

@@ -9,12 +9,12 @@ import Glibc
 /// change goes through `commit`, one `Transition` at a time, so the
 /// protocol is written once. Reading needs none of this: a plain `Spool`
 /// reads, and cannot write.
-public final class SpoolSession {
-    public let spool: Spool
+package final class SpoolSession {
+    package let spool: Spool
     let ledger: Ledger
     /// The ledger's round column for lines the commit writes on its own (a
     /// file found in a move's way): the round's id while one runs.
-    public var actor = "-"
+    package var actor = "-"
     /// Folders claims took names from without an fsync (`claim`): the next
     /// commit syncs them with the folders it takes names from, before any
     /// folder it gives names to, so that a claimed entry settled by that
@@ -30,7 +30,7 @@ public final class SpoolSession {
 
     /// `worker`: on a shared spool, this process's worker; its claims go to
     /// `sending/WORKER/` and its lines to `YYYY-MM-DD.WORKER.tsv`.
-    public init(spool: Spool, worker: WorkerID?, redactor: Redactor = Redactor(), log: EventLog = .silent)
+    package init(spool: Spool, worker: WorkerID?, redactor: Redactor = Redactor(), log: EventLog = .silent)
         throws(SpoolError)
     {
         if let worker, spool.worker != worker { try spool.join(as: worker) }
@@ -39,18 +39,18 @@ public final class SpoolSession {
             directory: spool.ledgerDirectory, log: log, faults: spool.faults, redactor: redactor, worker: spool.worker)
     }
 
-    public convenience init(
+    package convenience init(
         path: String, worker: WorkerID?, redactor: Redactor = Redactor(), log: EventLog = .silent
     ) throws(SpoolError) {
         try self.init(spool: try Spool(path: path), worker: worker, redactor: redactor, log: log)
     }
 
-    public var path: String { spool.path }
-    public var worker: WorkerID? { spool.worker }
+    package var path: String { spool.path }
+    package var worker: WorkerID? { spool.worker }
 
     /// Tests' fault injection: every rename, write, sync and removal of a
     /// commit passes it. Nil in production.
-    public var faults: FaultPlan? {
+    package var faults: FaultPlan? {
         get { spool.faults }
         set {
             spool.faults = newValue
@@ -61,22 +61,22 @@ public final class SpoolSession {
     /// A secret learnt after the session opened (an OAuth access token
     /// fetched during a round): redacted from every line written after,
     /// and from what `redact` returns.
-    public func addSecret(_ secret: String) { ledger.addSecret(secret) }
+    package func addSecret(_ secret: String) { ledger.addSecret(secret) }
 
     /// Every secret of `redactor` (a configuration's), for a session that
     /// was opened before they were known.
-    public func addSecrets(of redactor: Redactor) { ledger.addSecrets(of: redactor) }
+    package func addSecrets(of redactor: Redactor) { ledger.addSecrets(of: redactor) }
 
     /// Text a person or a server gave, as courier may keep it in a file of
     /// the spool: with every secret the configuration knows replaced. The
     /// ledger does this to every line itself; state files that keep such
     /// text (a hold's reason) use this.
-    public func redact(_ text: String) -> String { ledger.redactor.redact(text) }
+    package func redact(_ text: String) -> String { ledger.redactor.redact(text) }
 
     /// The short lock for what must stay serial (`Spool.serialLock`). Taken
     /// once per process: while this process holds it, asking again returns
     /// the same hold (a second flock of the file would wait for the first).
-    public func serialLock() throws(SpoolError) -> SerialLock {
+    package func serialLock() throws(SpoolError) -> SerialLock {
         if let held = heldSerialLock { return held }
         let lock = try spool.serialLock()
         heldSerialLock = lock
@@ -86,7 +86,7 @@ public final class SpoolSession {
     /// The open folder a transition means by `place`, for reading what is
     /// there; folders of state files (`held/`, `etags/SUB/`,
     /// `catalogs/NAME/`) are made, and their parent synced, on first use.
-    public func folder(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle { try handle(place) }
+    package func folder(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle { try handle(place) }
 
     func handle(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle {
         if let open = handles[place] { return open }

@@ -2,7 +2,7 @@ import CourierPosix
 
 /// The persisted state machine: each state is a directory of the spool and
 /// an item is in exactly the state whose directory holds its file.
-public enum SpoolState: String, CaseIterable, Sendable, Codable {
+package enum SpoolState: String, CaseIterable, Sendable, Codable {
     case queued
     case awaitingRoute
     case sending
@@ -11,7 +11,7 @@ public enum SpoolState: String, CaseIterable, Sendable, Codable {
     case needsAttention
 
     /// Order for people: what needs a human first ("red dot").
-    public static let attentionFirst: [SpoolState] = [
+    package static let attentionFirst: [SpoolState] = [
         .needsAttention, .queued, .awaitingRoute, .sending, .failed, .sent,
     ]
 

@@ -13,14 +13,14 @@ import Glibc
 /// several hosts (in containers, above all) often have the same ones, so the
 /// PID alone would let two hosts pick one name (`O_EXCL` then fails a round).
 /// A worker id holds no `:`, so the name says whose it is.
-public struct StagingNames: Sendable {
+package struct StagingNames: Sendable {
     private var counter = 0
     /// The worker whose names these are, on a shared spool.
-    public var worker: WorkerID?
+    package var worker: WorkerID?
 
-    public init() {}
+    package init() {}
 
-    public mutating func next(for name: FileName) -> FileName {
+    package mutating func next(for name: FileName) -> FileName {
         counter += 1
         var prefix = Array("\(Timestamp.now().compact).\(getpid())_\(counter).".utf8)
         if let worker { prefix += Array(worker.value.utf8) + [UInt8(ascii: ":")] }
@@ -32,7 +32,7 @@ public struct StagingNames: Sendable {
     /// The PID in a staging name made by `next`, `20261130T070000Z.1234_5.rest`;
     /// with a worker, only in one that worker made (`TIME.PID_N.WORKER:NAME`).
     /// Nil for every other name.
-    public static func writer(of name: FileName, worker: WorkerID? = nil) -> pid_t? {
+    package static func writer(of name: FileName, worker: WorkerID? = nil) -> pid_t? {
         guard let (pid, rest) = writerAndRest(of: name) else { return nil }
         guard let worker else { return pid }
         let tag = Array(worker.value.utf8) + [UInt8(ascii: ":")]

@@ -13,7 +13,7 @@ import CourierPosix
 /// (`SpoolSession.commit`); its holder learns from the lock's count
 /// whether anyone held it since (`SerialLock`). The names its own round
 /// makes are added as they are made.
-public struct StateListing {
+package struct StateListing {
     private let sorted: [UInt64]
     private var added: Set<UInt64> = []
 
@@ -22,11 +22,11 @@ public struct StateListing {
     }
 
     /// Names listed, and added since.
-    public var count: Int { sorted.count + added.count }
+    package var count: Int { sorted.count + added.count }
 
     /// False when no state folder held `name` at the listing, nor was it
     /// added since.
-    public func mayHold(_ name: FileName) -> Bool {
+    package func mayHold(_ name: FileName) -> Bool {
         let fingerprint = name.fingerprint
         if added.contains(fingerprint) { return true }
         var low = 0
@@ -39,7 +39,7 @@ public struct StateListing {
     }
 
     /// A name made since the listing (the round's own new entries).
-    public mutating func add(_ name: FileName) {
+    package mutating func add(_ name: FileName) {
         added.insert(name.fingerprint)
     }
 }
@@ -47,7 +47,7 @@ public struct StateListing {
 extension Spool {
     /// The state folders listed, in the order `find` looks in them. Only a
     /// spool with one worker is listed: its `sending/` is all of it.
-    public func listStateFolders() throws(SpoolError) -> StateListing {
+    package func listStateFolders() throws(SpoolError) -> StateListing {
         var found: [UInt64] = []
         do {
             for state in SpoolState.allCases { try directory(state).entries().fingerprints(into: &found) }
@@ -59,7 +59,7 @@ extension Spool {
 
     /// Bytes of the state folders' directories: what listing them costs,
     /// in a unit a failing lookup can be compared with.
-    public func stateFolderBytes() throws(SpoolError) -> Int {
+    package func stateFolderBytes() throws(SpoolError) -> Int {
         var total = 0
         do {
             for state in SpoolState.allCases { total += try directory(state).descriptor.status().size }

@@ -11,7 +11,7 @@
 /// 429, 5xx, or a 2xx batch whose item was not taken), so that a line
 /// written before the `refused` words, whose detail begins with a 4xx
 /// answer's own text, is never taken for one.
-public enum TransientFailure: Sendable, CaseIterable {
+package enum TransientFailure: Sendable, CaseIterable {
     /// A background round tried once: the subscriber has no `retry-schedule`.
     case triedOnce
     /// A foreground round's retries, or every step of `retry-schedule`, ran out.
@@ -28,12 +28,12 @@ public enum TransientFailure: Sendable, CaseIterable {
     }
 
     /// The ledger detail: `tried once (HTTP 503): {"error":…}`.
-    public func detail(reason: String, _ answer: String) -> String {
+    package func detail(reason: String, _ answer: String) -> String {
         "\(words) (\(Self.brief(reason, answer: answer))): " + answer
     }
 
     /// The ledger detail of an answer no retry fixes: `refused (HTTP 400): {…}`.
-    public static func refusedDetail(reason: String, _ answer: String) -> String {
+    package static func refusedDetail(reason: String, _ answer: String) -> String {
         "refused (\(brief(reason, answer: answer))): " + answer
     }
 
@@ -46,7 +46,7 @@ public enum TransientFailure: Sendable, CaseIterable {
     /// The reason without the answer it repeats: curl's words are both the
     /// reason and the detail of an attempt that got no answer, and the
     /// ledger keeps only 200 bytes of the two.
-    public static func brief(_ reason: String, answer: String) -> String {
+    package static func brief(_ reason: String, answer: String) -> String {
         guard !answer.isEmpty else { return reason }
         if answer.hasPrefix(reason) { return "no answer" }
         if let colon = reason.range(of: ": "), answer.hasPrefix(reason[colon.upperBound...]) {
@@ -57,7 +57,7 @@ public enum TransientFailure: Sendable, CaseIterable {
 
     /// What the line says was wrong (`HTTP 503`, `timeout: …`), from the
     /// words courier put in front of the answer; nil for other lines.
-    public static func reason(in line: LedgerLine) -> String? {
+    package static func reason(in line: LedgerLine) -> String? {
         guard isTransient(status: line.status) else { return nil }
         for words in allCases.map(\.words) where line.detail.hasPrefix(words + " (") {
             let rest = line.detail.dropFirst(words.count + 2)
@@ -67,7 +67,7 @@ public enum TransientFailure: Sendable, CaseIterable {
     }
 
     /// Which words a line of a transient failure carries, if any.
-    public init?(_ line: LedgerLine) {
+    package init?(_ line: LedgerLine) {
         guard Self.isTransient(status: line.status),
             let found = Self.allCases.first(where: { line.detail.hasPrefix($0.words + " (") })
         else { return nil }
@@ -78,7 +78,7 @@ public enum TransientFailure: Sendable, CaseIterable {
     /// these words existed are judged by their status alone: 408, 429 and
     /// 5xx are always transient, while a status 0 line could also be a
     /// certificate that does not verify, which no retry fixes.
-    public static func recorded(in line: LedgerLine) -> Bool {
+    package static func recorded(in line: LedgerLine) -> Bool {
         guard line.event == .needsAttention else { return false }
         if TransientFailure(line) != nil { return true }
         return line.status == 408 || line.status == 429 || (500...599).contains(line.status)

@@ -4,7 +4,7 @@ import Glibc
 
 /// A folder of the spool that a transition names. `SpoolSession` turns each
 /// into its open directory handle.
-public enum SpoolPlace: Hashable, Sendable, CustomStringConvertible {
+package enum SpoolPlace: Hashable, Sendable, CustomStringConvertible {
     /// A state folder; `.sending` is this worker's claims.
     case state(SpoolState)
     /// `sending/` itself: entries from before the spool was shared, and
@@ -33,7 +33,7 @@ public enum SpoolPlace: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .state(let state): return state.rawValue + "/"
         case .sendingRoot: return "sending/"
@@ -54,22 +54,22 @@ public enum SpoolPlace: Hashable, Sendable, CustomStringConvertible {
 /// carries it out in the protocol's one order (docs/design.md §10, "The
 /// protocol"). Building one changes nothing; transitions gathered from
 /// many items commit as one (`append`).
-public struct Transition {
+package struct Transition {
     /// A file to create whole: staged under `tmp/`, made durable, then
     /// renamed into place.
-    public struct NewFile {
-        public var bytes: [UInt8]
-        public var name: FileName
-        public var place: SpoolPlace
+    package struct NewFile {
+        package var bytes: [UInt8]
+        package var name: FileName
+        package var place: SpoolPlace
         /// Less the umask.
-        public var mode: mode_t
+        package var mode: mode_t
         /// State files (`.courier/`, catalog items, etags) replace the
         /// previous version; an entry never replaces anything.
-        public var replacing: Bool
+        package var replacing: Bool
         /// A modification time for the new file (a hold keeps its since).
-        public var modified: Timestamp?
+        package var modified: Timestamp?
 
-        public init(
+        package init(
             _ bytes: [UInt8], as name: FileName, in place: SpoolPlace, mode: mode_t = 0o640, replacing: Bool,
             modified: Timestamp? = nil
         ) {
@@ -87,21 +87,21 @@ public struct Transition {
     /// `needsAttention/invalid-…`) and the move goes on; the same file
     /// under both names (a rename a power cut left half done) loses its
     /// old name.
-    public struct Move: Sendable {
-        public var name: FileName
-        public var from: SpoolPlace
-        public var to: SpoolPlace
-        public var newName: FileName
+    package struct Move: Sendable {
+        package var name: FileName
+        package var from: SpoolPlace
+        package var to: SpoolPlace
+        package var newName: FileName
         /// Only for state files of `.courier/` (a sync request taken): an
         /// item never replaces anything.
-        public var replacing: Bool
+        package var replacing: Bool
         /// The file the move is for, when the name is one a script may
         /// rename another file over (a dropped file intake read): a name
         /// that is no longer that file is left alone, and the move reported
         /// as vanished.
-        public var expected: FileStatus?
+        package var expected: FileStatus?
 
-        public init(
+        package init(
             _ name: FileName, from: SpoolPlace, to: SpoolPlace, as newName: FileName? = nil, replacing: Bool = false,
             expected: FileStatus? = nil
         ) {
@@ -114,14 +114,14 @@ public struct Transition {
         }
 
         /// An entry between state folders.
-        public init(_ entry: EntryName, from: SpoolState, to: SpoolState) {
+        package init(_ entry: EntryName, from: SpoolState, to: SpoolState) {
             self.init(entry.fileName, from: .state(from), to: .state(to))
         }
     }
 
     /// A modification time set on a file before it moves.
-    public struct Stamp: Sendable {
-        public enum Time: Sendable {
+    package struct Stamp: Sendable {
+        package enum Time: Sendable {
             /// An explicit time (a deferral's stamp, or the stamp taken off).
             /// A file courier does not own is first replaced by its own copy.
             case exactly(Timestamp)
@@ -129,11 +129,11 @@ public struct Transition {
             case now
         }
 
-        public var name: FileName
-        public var place: SpoolPlace
-        public var time: Time
+        package var name: FileName
+        package var place: SpoolPlace
+        package var time: Time
 
-        public init(_ name: FileName, in place: SpoolPlace, to time: Time) {
+        package init(_ name: FileName, in place: SpoolPlace, to time: Time) {
             self.name = name
             self.place = place
             self.time = time
@@ -141,16 +141,16 @@ public struct Transition {
     }
 
     /// A name to remove; one already gone counts as removed.
-    public struct Removal: Sendable {
-        public var name: FileName
-        public var place: SpoolPlace
+    package struct Removal: Sendable {
+        package var name: FileName
+        package var place: SpoolPlace
         /// An empty directory under the name is removed too (a sync
         /// request made with `mkdir`).
-        public var orEmptyDirectory: Bool
+        package var orEmptyDirectory: Bool
         /// As a move's: a name that is no longer this file is kept.
-        public var expected: FileStatus?
+        package var expected: FileStatus?
 
-        public init(
+        package init(
             _ name: FileName, in place: SpoolPlace, orEmptyDirectory: Bool = false, expected: FileStatus? = nil
         ) {
             self.name = name
@@ -162,12 +162,12 @@ public struct Transition {
 
     /// Bytes appended to a journal file of `.courier/` (the ids a full
     /// catalog sync has applied) and fsynced, right after the ledger lines.
-    public struct Append {
-        public var bytes: [UInt8]
-        public var name: FileName
-        public var place: SpoolPlace
+    package struct Append {
+        package var bytes: [UInt8]
+        package var name: FileName
+        package var place: SpoolPlace
 
-        public init(_ bytes: [UInt8], to name: FileName, in place: SpoolPlace) {
+        package init(_ bytes: [UInt8], to name: FileName, in place: SpoolPlace) {
             self.bytes = bytes
             self.name = name
             self.place = place
@@ -176,29 +176,29 @@ public struct Transition {
 
     /// Open files already in the spool whose data must reach the disk
     /// before any line or name says what they are (intake's dropped files).
-    public var durable: [FileDescriptor] = []
-    public var newFiles: [NewFile] = []
-    public var lines: [LedgerLine] = []
-    public var appends: [Append] = []
-    public var tags: [EntityTagUpdate] = []
-    public var stamps: [Stamp] = []
+    package var durable: [FileDescriptor] = []
+    package var newFiles: [NewFile] = []
+    package var lines: [LedgerLine] = []
+    package var appends: [Append] = []
+    package var tags: [EntityTagUpdate] = []
+    package var stamps: [Stamp] = []
     /// Open files whose modification time is set to now before the moves,
     /// through the descriptor (intake's touch of the dropped files it read;
     /// one courier may not touch keeps its own time).
-    public var touches: [FileDescriptor] = []
-    public var moves: [Move] = []
-    public var removals: [Removal] = []
+    package var touches: [FileDescriptor] = []
+    package var moves: [Move] = []
+    package var removals: [Removal] = []
 
-    public init() {}
+    package init() {}
 
-    public init(lines: [LedgerLine] = [], moves: [Move] = [], removals: [Removal] = [], newFiles: [NewFile] = []) {
+    package init(lines: [LedgerLine] = [], moves: [Move] = [], removals: [Removal] = [], newFiles: [NewFile] = []) {
         self.lines = lines
         self.moves = moves
         self.removals = removals
         self.newFiles = newFiles
     }
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         durable.isEmpty && newFiles.isEmpty && lines.isEmpty && appends.isEmpty && tags.isEmpty && stamps.isEmpty
             && touches.isEmpty && moves.isEmpty && removals.isEmpty
     }
@@ -210,7 +210,7 @@ public struct Transition {
     }
 
     /// Gathers another transition into this one: one commit for both.
-    public mutating func append(_ other: Transition) {
+    package mutating func append(_ other: Transition) {
         durable += other.durable
         newFiles += other.newFiles
         lines += other.lines
@@ -226,13 +226,13 @@ public struct Transition {
 /// What a commit did that its caller may need to know: the moves whose
 /// file had gone (a person moved or removed it first: theirs is the last
 /// word), and the files found in the way of a move and flagged.
-public struct Committed: Sendable {
-    public var vanished: [Transition.Move] = []
+package struct Committed: Sendable {
+    package var vanished: [Transition.Move] = []
     /// The removals whose name had gone already (counted as removed; a
     /// person's `delete` says the item went away).
-    public var absent: [Transition.Removal] = []
+    package var absent: [Transition.Removal] = []
     /// The safe names the files in the way got in `needsAttention/`.
-    public var flagged: [FileName] = []
+    package var flagged: [FileName] = []
 
-    public init() {}
+    package init() {}
 }

@@ -14,7 +14,7 @@ extension Spool {
     static let serialLockName = FileName("serial.lock")
 
     /// Makes this spool handle claim into `sending/WORKER/` (made if missing).
-    public func join(as worker: WorkerID) throws(SpoolError) {
+    package func join(as worker: WorkerID) throws(SpoolError) {
         let name = FileName(worker.value)
         do {
             _ = try sendingRoot.makeDirectory(name, mode: 0o750)
@@ -54,7 +54,7 @@ extension Spool {
     /// A worker's round on a shared spool: `round.lock` shared (so that no
     /// single-worker round runs beside it) and its own lock exclusive (one
     /// process per worker id). Nil when either is busy and `wait` is false.
-    public func lockWorkerRound(wait: Bool) throws(SpoolError) -> [RoundLock]? {
+    package func lockWorkerRound(wait: Bool) throws(SpoolError) -> [RoundLock]? {
         guard let worker else { return try lockRound(wait: wait).map { [$0] } }
         guard let spoolWide = try take(lockFile(Self.roundLockName, in: control), shared: true, wait: wait)
         else { return nil }
@@ -72,7 +72,7 @@ extension Spool {
     /// apart, but not a round from the commands beside it, and a round's
     /// intake lists the state folders under this lock (`StateListing`).
     /// Held until the value goes (`withExtendedLifetime`).
-    public func serialLock() throws(SpoolError) -> SerialLock {
+    package func serialLock() throws(SpoolError) -> SerialLock {
         let file = try lockFile(Self.serialLockName, in: control)
         do {
             _ = try file.lockExclusively(wait: true)
@@ -84,7 +84,7 @@ extension Spool {
 
     /// Takes a dead worker's lock, so that its claims can be recovered while
     /// it cannot come back; nil while it is alive.
-    public func lockIfDead(_ worker: FileName) throws(SpoolError) -> RoundLock? {
+    package func lockIfDead(_ worker: FileName) throws(SpoolError) -> RoundLock? {
         try take(lockFile(FileName(worker.description + ".lock"), in: workersFolder()), shared: false, wait: false)
     }
 
@@ -93,7 +93,7 @@ extension Spool {
     /// probe takes a shared lock for an instant, which a live worker's
     /// exclusive one refuses. Read-only: `status` run by someone who may
     /// not write the spool creates nothing and opens nothing for writing.
-    public func workers() throws(SpoolError) -> [WorkerState] {
+    package func workers() throws(SpoolError) -> [WorkerState] {
         let folder: DirectoryHandle?
         var lockNames: [FileName] = []
         let sendingNames: [FileName]
@@ -137,7 +137,7 @@ extension Spool {
     /// the spool was shared. Nil on a spool with one worker, whose
     /// `sending/` is all of it. Only folders are looked into: a symbolic
     /// link or a file among the workers' folders is never followed.
-    public func claimFolderElsewhere(holding name: FileName) throws(SpoolError) -> DirectoryHandle? {
+    package func claimFolderElsewhere(holding name: FileName) throws(SpoolError) -> DirectoryHandle? {
         guard let worker else { return nil }
         do {
             if try sendingRoot.contains(name) { return sendingRoot }
@@ -162,7 +162,7 @@ extension Spool {
     }
 
     /// The entries in `sending/NAME/`; nil when that is not a folder.
-    public func claims(of name: FileName) throws(SpoolError) -> Int? {
+    package func claims(of name: FileName) throws(SpoolError) -> Int? {
         do {
             guard try sendingRoot.status(of: name)?.kind == .directory else { return nil }
             return try sendingRoot.openDirectory(name).sortedNames().count
@@ -173,11 +173,11 @@ extension Spool {
 }
 
 /// One worker of a shared spool, as `status` shows it.
-public struct WorkerState: Sendable, Equatable {
-    public let worker: WorkerID
-    public let alive: Bool
+package struct WorkerState: Sendable, Equatable {
+    package let worker: WorkerID
+    package let alive: Bool
     /// Entries in its `sending/WORKER/`.
-    public let claims: Int
+    package let claims: Int
 }
 
 /// `.courier/serial.lock`, held. Its first eight bytes count the times it
@@ -185,11 +185,11 @@ public struct WorkerState: Sendable, Equatable {
 /// it left the last time knows that nobody else held the lock between,
 /// so no command created or moved a name meanwhile. The count is only
 /// compared between live processes, so it is never fsynced.
-public final class SerialLock {
+package final class SerialLock {
     let file: FileDescriptor
     /// The count as this holder found it, and as it left it.
-    public let found: UInt64
-    public let left: UInt64
+    package let found: UInt64
+    package let left: UInt64
 
     init(holding file: FileDescriptor) throws(SystemError) {
         self.file = file

@@ -2,7 +2,7 @@
 /// serialisation), as OAuth 2.0 uses it twice: for the token request's
 /// body, and for the client id and secret before they become HTTP Basic
 /// credentials (RFC 6749 §2.3.1, Appendix B).
-public enum FormEncoding {
+package enum FormEncoding {
     /// Bytes kept as they are; a space becomes `+`, every other byte `%XX`.
     private static func isKept(_ byte: UInt8) -> Bool {
         switch byte {
@@ -15,7 +15,7 @@ public enum FormEncoding {
         }
     }
 
-    public static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         var result = ""
         for byte in text.utf8 {
             if isKept(byte) {
@@ -31,13 +31,13 @@ public enum FormEncoding {
     }
 
     /// `name=value&…`, each part encoded.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
     }
 
     /// The pairs of a form body, `+` and `%XX` decoded; nil when a `%` is
     /// not followed by two hex digits or the result is not UTF-8.
-    public static func decode(_ text: String) -> [(name: String, value: String)]? {
+    package static func decode(_ text: String) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []
         for part in text.split(separator: "&", omittingEmptySubsequences: true) {
             let halves = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

@@ -1,8 +1,8 @@
 import CZlib
 
 /// gzip (RFC 1952) through zlib, for `gzip = true` bodies and the sink.
-public enum Gzip {
-    public static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
+package enum Gzip {
+    package static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
         var stream = z_stream()
         guard courier_deflate_init_gzip(&stream, level) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
@@ -23,7 +23,7 @@ public enum Gzip {
 
     /// Nil for anything that is not one complete gzip stream, or that would
     /// inflate past `limit` (a zip bomb is refused, not expanded).
-    public static func decompress(_ bytes: [UInt8], limit: Int) -> [UInt8]? {
+    package static func decompress(_ bytes: [UInt8], limit: Int) -> [UInt8]? {
         var stream = z_stream()
         guard courier_inflate_init_gzip(&stream) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }

@@ -4,11 +4,11 @@ import Foundation
 /// What courier reads of a JSON Web Token (RFC 7519): its `exp` claim, to
 /// warn before a static token runs out. The signature is not checked: the
 /// token is ours to send, not to trust, and only its issuer has the key.
-public enum JSONWebToken {
+package enum JSONWebToken {
     /// When the token expires, if it is a JWT in the JWS compact form
     /// (three base64url parts, the first two JSON objects) with a numeric
     /// `exp`; nil for anything else, which is then simply not checked.
-    public static func expiry(of token: String) -> Timestamp? {
+    package static func expiry(of token: String) -> Timestamp? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = base64URLDecode(parts[0]), let payload = base64URLDecode(parts[1]),
             (try? JSONSerialization.jsonObject(with: Data(header))) is [String: Any],
@@ -23,7 +23,7 @@ public enum JSONWebToken {
     }
 
     /// base64url without padding (RFC 7515 §2); nil for any other byte.
-    public static func base64URLDecode(_ text: Substring) -> [UInt8]? {
+    package static func base64URLDecode(_ text: Substring) -> [UInt8]? {
         guard !text.isEmpty,
             text.utf8.allSatisfy({ isBase64URL($0) })
         else { return nil }
@@ -42,7 +42,7 @@ public enum JSONWebToken {
         }
     }
 
-    public static func base64URLEncode(_ bytes: [UInt8]) -> String {
+    package static func base64URLEncode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }

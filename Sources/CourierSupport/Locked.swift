@@ -6,11 +6,11 @@ import Glibc
 /// calls that ThreadSanitizer cannot see, so every access it guards is
 /// reported as a race; a pthread mutex keeps `scripts/sanitize.sh thread`
 /// meaningful.
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         pthread_mutex_init(mutex, nil)
     }
@@ -20,7 +20,7 @@ public final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
         pthread_mutex_lock(mutex)

@@ -6,19 +6,19 @@ import Foundation
 /// echo them (as written, and as the Basic authorisation curl made).
 /// Redaction happens on the whole text, before anything cuts it short, so
 /// a secret that straddles a cut cannot leak its first bytes.
-public struct Redactor: Sendable {
-    public private(set) var secrets: [String] = []
+package struct Redactor: Sendable {
+    package private(set) var secrets: [String] = []
 
-    public init(secrets: [String] = []) {
+    package init(secrets: [String] = []) {
         for secret in secrets { add(secret) }
     }
 
-    public static let mark = "[redacted]"
+    package static let mark = "[redacted]"
 
     /// Adds a secret in the forms an answer could echo it: as is,
     /// percent-encoded, and JSON-escaped. Short strings would redact
     /// ordinary words; a real secret is longer.
-    public mutating func add(_ secret: String) {
+    package mutating func add(_ secret: String) {
         guard secret.utf8.count >= 4 else { return }
         var forms = [secret, secret.replacingOccurrences(of: "/", with: "\\/")]
         if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.append(encoded) }
@@ -28,7 +28,7 @@ public struct Redactor: Sendable {
     }
 
     /// Adds every secret of `other`, in the forms it already knows.
-    public mutating func add(contentsOf other: Redactor) {
+    package mutating func add(contentsOf other: Redactor) {
         for form in other.secrets where !secrets.contains(form) { secrets.append(form) }
         secrets.sort { $0.utf8.count > $1.utf8.count }
     }
@@ -36,7 +36,7 @@ public struct Redactor: Sendable {
     /// Adds a URL's `user:password`, its password, and the Basic
     /// credentials curl makes of them, both as written in the URL and
     /// percent-decoded (curl decodes them before it sends them).
-    public mutating func addCredentials(of url: String) {
+    package mutating func addCredentials(of url: String) {
         guard let userinfo = Self.userinfo(of: url) else { return }
         for form in Set([userinfo, userinfo.removingPercentEncoding ?? userinfo]) {
             add(form)
@@ -56,9 +56,9 @@ public struct Redactor: Sendable {
 
     /// How many bytes past a cut must be read so that any secret starting
     /// before the cut is seen whole.
-    public var longest: Int { secrets.first?.utf8.count ?? 0 }
+    package var longest: Int { secrets.first?.utf8.count ?? 0 }
 
-    public func redact(_ text: String) -> String {
+    package func redact(_ text: String) -> String {
         var result = text
         for secret in secrets where result.contains(secret) {
             result = result.replacingOccurrences(of: secret, with: Self.mark)
@@ -68,7 +68,7 @@ public struct Redactor: Sendable {
 
     /// The first `limit` bytes of an answer as text, secrets taken out
     /// before the cut (never cutting a character in half).
-    public func excerpt(_ bytes: some Collection<UInt8>, limit: Int) -> String {
+    package func excerpt(_ bytes: some Collection<UInt8>, limit: Int) -> String {
         let text = String(decoding: bytes.prefix(limit + longest), as: UTF8.self)
         return redact(text).utf8Prefix(limit)
     }
@@ -84,7 +84,7 @@ public struct Redactor: Sendable {
     }
 
     /// The URL as it may be shown: credentials replaced by the mark.
-    public static func displayURL(_ url: String) -> String {
+    package static func displayURL(_ url: String) -> String {
         guard let userinfo = userinfo(of: url), let range = url.range(of: userinfo + "@") else { return url }
         return url.replacingCharacters(in: range, with: mark + "@")
     }

@@ -1,6 +1,6 @@
 extension String {
     /// Whitespace trimmed from both ends; for config values, headers and secrets.
-    public var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         let scalars = unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
             let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
@@ -10,7 +10,7 @@ extension String {
 
     /// The first `limit` bytes of the UTF-8 form, never cutting a character
     /// in half.
-    public func utf8Prefix(_ limit: Int) -> String {
+    package func utf8Prefix(_ limit: Int) -> String {
         let bytes = Array(utf8)
         guard bytes.count > limit else { return self }
         var end = limit

@@ -4,14 +4,14 @@ import CourierPosix
 /// UTC: the ledger's days are UTC days and every time courier prints ends
 /// in `Z`, so a day or a time copied from its output means what it says
 /// (docs/decisions.md, "Command line").
-public enum TimeExpression {
+package enum TimeExpression {
     /// What a usage error lists.
-    public static let forms =
+    package static let forms =
         "today, yesterday, tomorrow, now, -30m, -1h, -2d, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] (UTC), @EPOCH or RFC 3339"
 
     /// `text` as a point in time, with `now` given so the answer depends on
     /// nothing else; nil for anything that is not one of `forms`.
-    public static func parse(_ text: String, now: Timestamp) -> Timestamp? {
+    package static func parse(_ text: String, now: Timestamp) -> Timestamp? {
         let today = now.utcDayStart
         switch text {
         case "now": return now
@@ -75,7 +75,7 @@ public enum TimeExpression {
 extension Timestamp {
     /// 00:00 UTC of this time's day: where `today` and the ledger's day
     /// file begin.
-    public var utcDayStart: Timestamp {
+    package var utcDayStart: Timestamp {
         let seconds = secondsSinceEpoch
         let rest = seconds % 86_400
         return Timestamp(secondsSinceEpoch: seconds - (rest < 0 ? rest + 86_400 : rest))

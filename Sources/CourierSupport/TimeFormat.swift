@@ -15,13 +15,13 @@ extension Timestamp {
     }
 
     /// `2026-11-30`: the ledger's day file name.
-    public var utcDay: String {
+    package var utcDay: String {
         let t = brokenDown
         return "\(Self.pad(t.tm_year + 1900, 4))-\(Self.pad(t.tm_mon + 1, 2))-\(Self.pad(t.tm_mday, 2))"
     }
 
     /// `2026-11-30T07:00:00.123Z`: RFC 3339, UTC, milliseconds.
-    public var rfc3339: String {
+    package var rfc3339: String {
         let t = brokenDown
         let millis = Int32(nanosecondOfSecond / 1_000_000)
         return
@@ -29,7 +29,7 @@ extension Timestamp {
     }
 
     /// `20261130T070000Z`: sortable and safe in file names.
-    public var compact: String {
+    package var compact: String {
         let t = brokenDown
         return "\(Self.pad(t.tm_year + 1900, 4))\(Self.pad(t.tm_mon + 1, 2))\(Self.pad(t.tm_mday, 2))T"
             + "\(Self.pad(t.tm_hour, 2))\(Self.pad(t.tm_min, 2))\(Self.pad(t.tm_sec, 2))Z"
@@ -37,7 +37,7 @@ extension Timestamp {
 
     /// Parses RFC 3339 (`2026-11-30T07:00:00Z`, `…T07:00:00.5+01:00`);
     /// nil for anything else, including impossible dates.
-    public init?(rfc3339 text: String) {
+    package init?(rfc3339 text: String) {
         let bytes = Array(text.utf8)
         var reader = DigitReader(bytes: bytes)
         guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
@@ -72,7 +72,7 @@ extension Timestamp {
     }
 
     /// Parses `YYYY-MM-DD` (midnight UTC) or a full RFC 3339 time.
-    public init?(dateOrTime text: String) {
+    package init?(dateOrTime text: String) {
         if text.utf8.count == 10 {
             var reader = DigitReader(bytes: Array(text.utf8))
             guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),

@@ -1,8 +1,8 @@
 /// Durations and sizes as the config and the command line write them.
-public enum Units {
+package enum Units {
     /// `500ms`, `15s`, `5m`, `1h`, `183d`; a bare number is refused, so a
     /// unit is never guessed.
-    public static func duration(_ text: String) -> Duration? {
+    package static func duration(_ text: String) -> Duration? {
         let units: [(suffix: String, nanoseconds: Int64)] = [
             ("ms", 1_000_000), ("s", 1_000_000_000), ("m", 60_000_000_000), ("h", 3_600_000_000_000),
             ("d", 86_400_000_000_000),
@@ -18,7 +18,7 @@ public enum Units {
     }
 
     /// `1048576`, `512KiB`, `1MiB`, `1GiB` (also `KB`/`MB` read as binary).
-    public static func size(_ text: String) -> Int? {
+    package static func size(_ text: String) -> Int? {
         let units: [(suffix: String, factor: Int)] = [
             ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30),
             ("B", 1), ("", 1),
@@ -34,7 +34,7 @@ public enum Units {
     }
 
     /// The inverse of `duration`, in the largest unit that is exact.
-    public static func describe(_ duration: Duration) -> String {
+    package static func describe(_ duration: Duration) -> String {
         let ns = duration.nanoseconds
         for (suffix, factor) in [
             ("d", Int64(86_400_000_000_000)), ("h", 3_600_000_000_000), ("m", 60_000_000_000), ("s", 1_000_000_000),

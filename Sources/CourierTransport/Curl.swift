@@ -2,9 +2,9 @@ import CCurl
 import CourierConfig
 
 /// A failed libcurl call or transfer, with curl's own words.
-public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let code: UInt32
-    public let message: String
+package struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let code: UInt32
+    package let message: String
 
     init(_ code: CURLcode, detail: String = "") {
         self.code = code.rawValue
@@ -17,13 +17,13 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = String(cString: courier_multi_strerror(code))
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
-    public var isTimeout: Bool { code == CURLE_OPERATION_TIMEDOUT.rawValue }
+    package var isTimeout: Bool { code == CURLE_OPERATION_TIMEDOUT.rawValue }
 
     /// Failures that no retry can fix: the certificate does not verify, the
     /// URL cannot be used. They need a person, not a backoff.
-    public var needsPerson: Bool {
+    package var needsPerson: Bool {
         [
             CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_URL_MALFORMAT,
             CURLE_UNSUPPORTED_PROTOCOL, CURLE_SSL_PINNEDPUBKEYNOTMATCH,

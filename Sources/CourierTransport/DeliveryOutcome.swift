@@ -1,7 +1,7 @@
 import CourierPosix
 
 /// What one attempt means for an item — qmail-remote's K, Z and D.
-public enum DeliveryOutcome: Sendable, Equatable {
+package enum DeliveryOutcome: Sendable, Equatable {
     /// 2xx: the subscriber has it.
     case delivered(status: Int)
     /// Worth another try: no answer, a timeout, 408, 429 or 5xx. `after` is
@@ -12,10 +12,10 @@ public enum DeliveryOutcome: Sendable, Equatable {
 
     /// The longest Retry-After honoured; a server asking for more is
     /// asking for a person (the item goes to needsAttention/ when retries run out).
-    public static let retryAfterCap: Duration = .seconds(300)
+    package static let retryAfterCap: Duration = .seconds(300)
 
     /// The one mapping from an answer to an outcome (docs/design.md §3).
-    public static func classify(status: Int, error: CurlError?, retryAfter: Duration? = nil) -> DeliveryOutcome {
+    package static func classify(status: Int, error: CurlError?, retryAfter: Duration? = nil) -> DeliveryOutcome {
         if let error, status == 0 {
             if error.needsPerson { return .needsAttention(reason: error.message) }
             return .retryLater(reason: error.isTimeout ? "timeout: \(error.message)" : error.message, after: nil)
@@ -34,8 +34,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
 }
 
 /// `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
-public enum RetryAfter {
-    public static func parse(_ value: String, now: Timestamp) -> Duration? {
+package enum RetryAfter {
+    package static func parse(_ value: String, now: Timestamp) -> Duration? {
         let text = value.trimmingSpaces
         if let seconds = Int64(text), seconds >= 0 { return .seconds(seconds) }
         guard let date = httpDate(text) else { return nil }

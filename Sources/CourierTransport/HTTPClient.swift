@@ -3,8 +3,8 @@ import CourierConfig
 import CourierPosix
 
 /// The version courier reports in User-Agent and `--version`.
-public enum CourierVersion {
-    public static let current = "0.1.0"
+package enum CourierVersion {
+    package static let current = "0.1.0"
 }
 
 /// An HTTP client on one curl multi handle: every transfer of a round

@@ -114,11 +114,11 @@ package struct HTTPFetch {
 
 /// Why a fetch got no answer: the transfer failed, or no OAuth token could
 /// be had for it.
-public enum FetchError: Error, Sendable, CustomStringConvertible {
+package enum FetchError: Error, Sendable, CustomStringConvertible {
     case curl(CurlError)
     case token(OAuthError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .curl(let error): return error.description
         case .token(let error): return error.description

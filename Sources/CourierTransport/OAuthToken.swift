@@ -27,11 +27,11 @@ package enum OAuthOwner: Hashable, Sendable, CustomStringConvertible {
 /// Why no token could be had: the token endpoint (its URL shown without
 /// credentials) and what went wrong. The subscriber or catalog is named by
 /// whoever reports it.
-public struct OAuthError: Error, Sendable, CustomStringConvertible {
-    public let url: String
-    public let reason: String
+package struct OAuthError: Error, Sendable, CustomStringConvertible {
+    package let url: String
+    package let reason: String
 
-    public var description: String { "no OAuth token from \(Redactor.displayURL(url)): \(reason)" }
+    package var description: String { "no OAuth token from \(Redactor.displayURL(url)): \(reason)" }
 }
 
 /// An access token from a client-credentials grant, and when it stops
