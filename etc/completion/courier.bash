@@ -89,7 +89,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--attention"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list queued)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list queued)
             fi
             ;;
         status)
@@ -105,7 +105,7 @@ _courier() {
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --output | -o)
@@ -129,13 +129,13 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,sent,queued,awaitingRoute)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention,failed,sent,queued,awaitingRoute)
             fi
             ;;
         etag)
             case $prev in
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --output | -o)
@@ -149,7 +149,7 @@ _courier() {
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --state)
@@ -164,14 +164,14 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention)
             fi
             ;;
         resend)
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --state)
@@ -186,14 +186,14 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list failed,needsAttention)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list failed,needsAttention)
             fi
             ;;
         delete)
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --state)
@@ -208,7 +208,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,queued)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention,failed,queued)
             fi
             ;;
         hold)
@@ -222,7 +222,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--reason --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list subscribers)
             fi
             ;;
         release)
@@ -235,27 +235,27 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list subscribers)
             fi
             ;;
         copy)
             case $prev in
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--subscriber"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,sent,queued,awaitingRoute)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention,failed,sent,queued,awaitingRoute)
             fi
             ;;
         backfill)
             case $prev in
                 --since | --until) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --from)
@@ -275,7 +275,7 @@ _courier() {
             case $prev in
                 --since | --until | --lines | -n | --key) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers,catalogs)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers,catalogs)
                     return
                     ;;
                 --event)
@@ -305,7 +305,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--full --if-requested"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list catalogs)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list catalogs)
             fi
             ;;
         "catalog status")
@@ -318,7 +318,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list catalogs)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list catalogs)
             fi
             ;;
         sink)

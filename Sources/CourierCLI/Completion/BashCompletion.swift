@@ -149,7 +149,9 @@ enum BashCompletion {
         case .directories: return "_filedir -d"
         case .words(let words): return #"COMPREPLY=($(compgen -W ""# + words.joined(separator: " ") + #"" -- "$cur"))"#
         case .listed(let kinds):
-            return #"COMPREPLY=($(compgen -W "$(_courier_list "# + Listed.words(kinds) + #")" -- "$cur"))"#
+            // Not through `compgen -W`, which expands each word it is given
+            // (and runs its `$(…)`): courier has matched the prefix already.
+            return #"mapfile -t COMPREPLY < <(_courier_list "# + Listed.words(kinds) + ")"
         case .commands: return complete(.words(CommandTable.commands.map(\.name)))
         }
     }

@@ -205,6 +205,51 @@ import Testing
         }
     }
 
+    /// Names a producer may give a file in queued/ that a shell would run
+    /// or split if completion offered them as words.
+    static let hostileNames = ["a$(touch${IFS}pwned)b.json", "c`touch${IFS}pwned`d.json", "e\nf.json", "~root"]
+
+    @Test("completions --list offers no name a shell would expand, run or split; it offers the others")
+    func theListedWordsAreInert() throws {
+        let (directory, _, _) = try Self.completionSetUp()
+        for name in Self.hostileNames { try directory.write("{}", to: "spool/queued/" + name) }
+        try directory.write("{}", to: "spool/queued/export_2026-12-01.json")
+        let entries = try CourierBinary.locate().run([
+            "--spool", directory.path + "/spool", "completions", "--list", "queued",
+        ])
+        #expect(entries.status == 0)
+        #expect(
+            entries.output.split(separator: "\n").sorted() == ["export_2026-12-01.json", "q-1@beta.json"],
+            "\(entries.output)")
+    }
+
+    @Test(
+        "bash's completion of a producer's file names in queued/ runs nothing a name holds",
+        .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
+    func bashRunsNoName() throws {
+        let (directory, config, path) = try Self.completionSetUp()
+        for name in Self.hostileNames { try directory.write("{}", to: "spool/queued/" + name) }
+        // What a name runs, it runs in the shell's folder: this one.
+        let shell = TemporaryDirectory("bash")
+        try shell.write(
+            """
+            cd \(shell.path)
+            export PATH=\(path):$PATH
+            source /usr/share/bash-completion/bash_completion
+            source \(Shell.repository)/etc/completion/courier.bash
+            COMP_WORDS=(courier --config \(config) send-now "")
+            COMP_CWORD=4
+            COMP_LINE="${COMP_WORDS[*]}"
+            COMP_POINT=${#COMP_LINE}
+            _courier courier "" send-now
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """, to: "complete.sh")
+        let result = try Shell.run(["bash", shell.path + "/complete.sh"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: shell.path + "/pwned"), "a file name ran as a command")
+        #expect(result.output == "q-1@beta.json\n", "\(result.output)")
+    }
+
     @Test(
         "zsh completes catalog's subcommands with their summaries, events, sink options, subscribers and entries",
         .needs("zsh"),
