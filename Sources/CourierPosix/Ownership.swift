@@ -27,6 +27,11 @@ extension FileDescriptor {
     package func setMode(_ mode: mode_t) throws(SystemError) {
         try system("change the mode of", path) { fchmod(rawValue, mode) }
     }
+
+    /// Gives the open file to `owner` (root only: fchown, no name looked up).
+    package func setOwner(_ owner: (user: uid_t, group: gid_t)) throws(SystemError) {
+        try system("change the owner of", path) { fchown(rawValue, owner.user, owner.group) }
+    }
 }
 
 /// The user and group database (getpwuid_r, getgrnam_r, getgrouplist).
