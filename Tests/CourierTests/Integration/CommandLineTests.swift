@@ -223,6 +223,22 @@ import Testing
             "\(entries.output)")
     }
 
+    @Test("list writes one row of seven cells per item, whatever bytes a producer put in a file's name")
+    func listRowsHoldNoControlBytes() throws {
+        let (directory, _, _) = try Self.completionSetUp()
+        // A name that would forge a row of sent/, and one that retitles a terminal.
+        try directory.write("{}", to: "spool/queued/x\tsent\tforged@alpha.json\nsent\ty.json")
+        try directory.write("{}", to: "spool/queued/\u{1b}]0;owned\u{07}.json")
+        let listed = try CourierBinary.locate().run(["--spool", directory.path + "/spool", "list", "queued"])
+        #expect(listed.status == 0, "\(listed.error)")
+        let rows = listed.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(rows.count == 3, "\(listed.output)")
+        for row in rows { #expect(row.split(separator: "\t", omittingEmptySubsequences: false).count == 7, "\(row)") }
+        #expect(!listed.output.contains("\u{1b}") && !listed.output.contains("\u{07}"), "\(listed.output)")
+        #expect(listed.output.contains(#"x\tsent\tforged@alpha.json\nsent\ty.json"#), "\(listed.output)")
+        #expect(listed.output.contains(#"\x1b]0;owned\x07.json"#), "\(listed.output)")
+    }
+
     @Test(
         "bash's completion of a producer's file names in queued/ runs nothing a name holds",
         .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
