@@ -23,7 +23,8 @@ struct TableWriter {
     }
 
     mutating func add(_ row: [String]) {
-        let row = row.map(Self.cell)
+        // One field of one line each (`PrintableText`).
+        let row = row.map(PrintableText.of)
         if !started {
             started = true
             if output.isTerminal, let header { pending.append(header) }
@@ -41,32 +42,6 @@ struct TableWriter {
         // fflush(nil): every stream, since stdout itself is shared mutable
         // state to Swift 6; stderr is unbuffered, so it is stdout that counts.
         return fflush(nil) == 0
-    }
-
-    /// A cell as one field of one line: a tab, newline or other control
-    /// character (a producer names its files in queued/ as it likes, and a
-    /// name could forge a row, split one, or drive the terminal) written as
-    /// `\t`, `\n`, `\r` or `\xNN`.
-    static func cell(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\t": result += "\\t"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case _ where isControl(scalar):
-                let hex = String(scalar.value, radix: 16)
-                result += "\\x" + (hex.count < 2 ? "0" + hex : hex)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    /// C0, DEL and C1: what a terminal may act on.
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
     }
 
     private mutating func drain() {

@@ -46,7 +46,7 @@ enum WhyCommand {
                 continue
             }
             if index > 0 { invocation.output.line() }
-            invocation.output.line("\(item.name) is in \(item.state.rawValue)/")
+            invocation.output.line("\(PrintableText.of(item.name)) is in \(item.state.rawValue)/")
             invocation.output.line(why)
             for note in notes { invocation.output.line(note) }
             if lines.isEmpty {

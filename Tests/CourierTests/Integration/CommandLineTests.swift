@@ -239,6 +239,26 @@ import Testing
         #expect(listed.output.contains(#"\x1b]0;owned\x07.json"#), "\(listed.output)")
     }
 
+    @Test("delete, its skipped files and why print a producer's file name with its control characters written out")
+    func namesPrintedWithoutControlBytes() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        try directory.write("not json", to: "spool/queued/x\ny.json")
+        try directory.write("{}", to: "spool/queued/\u{1b}]0;owned\u{07}.json")
+        // Files not taken in yet: passed over by a pick, and said so.
+        let picked = try binary.run(["--config", config, "delete", "--state", "queued", "--all"])
+        #expect(picked.error.contains(#"queued/x\ny.json"#), "\(picked.error)")
+        #expect(!picked.error.contains("\ny.json") && !picked.error.contains("\u{1b}"), "\(picked.error)")
+        let why = try binary.run(["--config", config, "why", "x\ny.json"])
+        #expect(why.status == 0, "\(why.output)\(why.error)")
+        #expect(why.output.contains(#"x\ny.json is in queued/"#), "\(why.output)")
+        #expect(!why.output.contains("\ny.json"), "a name's newline split a line: \(why.output)")
+        let deleted = try binary.run(["--config", config, "delete", "\u{1b}]0;owned\u{07}.json"])
+        #expect(deleted.status == 0, "\(deleted.error)")
+        #expect(deleted.output.contains(#"queued/\x1b]0;owned\x07.json -> deleted"#), "\(deleted.output)")
+        #expect(!deleted.output.contains("\u{1b}"), "\(deleted.output)")
+    }
+
     @Test(
         "bash's completion of a producer's file names in queued/ runs nothing a name holds",
         .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
