@@ -19,8 +19,9 @@ extension DirectoryHandle {
         _ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, ignoringUmask: Bool = false,
         owner: (user: uid_t, group: gid_t)? = nil, syncData: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {
+        // Not removed when it cannot be made: the name is someone else's.
+        let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
         do {
-            let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
             if let owner { try file.setOwner(owner) }
             if ignoringUmask { try file.setMode(mode) }
             try faults?.check(.write, path: displayPath(of: staged))
