@@ -4,7 +4,9 @@
 /// `list`, a line of the journal), one with ESC would drive the terminal.
 enum PrintableText {
     /// Tab, newline and carriage return as `\t`, `\n`, `\r`; any other C0
-    /// or C1 control character, and DEL, as `\xNN`.
+    /// or C1 control character, and DEL, as `\xNN`. Unlike the ledger's
+    /// escape (`LedgerLine.escape`) a backslash stays one: a log line's
+    /// detail, escaped already, is shown once, not twice.
     static func of(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = ""
