@@ -20,6 +20,11 @@ extension DirectoryHandle {
         }
         try system("change the mode of", displayPath) { fchmod(descriptor.rawValue, mode) }
     }
+
+    /// Gives the directory to `owner` (root only).
+    package func setOwner(_ owner: (user: uid_t, group: gid_t)) throws(SystemError) {
+        try system("change the owner of", displayPath) { fchown(descriptor.rawValue, owner.user, owner.group) }
+    }
 }
 
 extension FileDescriptor {

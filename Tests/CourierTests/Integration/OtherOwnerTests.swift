@@ -69,4 +69,27 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool + "/tmp").isEmpty)
     }
+
+    @Test(
+        "init run as root in a spool directory another user owns makes the folders that user's",
+        .asRoot("changes a folder's owner"))
+    func rootInitMakesTheOwnersFolders() throws {
+        let place = TemporaryDirectory("owner")
+        let spool = place.path + "/spool"
+        let nobody: uid_t = 65534
+        // The manual install's `install -d -o courier`, then init without
+        // its `sudo -u courier`.
+        let install = ["install", "-d", "-o", "\(nobody)", "-g", "\(nobody)", "-m", "0750", spool]
+        #expect(try Shell.run(install).status == 0)
+        let courier = try CourierBinary.locate()
+        let made = try courier.run(["--spool", spool, "init"])
+        #expect(made.status == 0, "\(made.error)")
+        let folders = try FileManager.default.subpathsOfDirectory(atPath: spool)
+        #expect(folders.contains("queued") && folders.contains(".courier/held"), "\(folders)")
+        for folder in folders {
+            let attributes = try FileManager.default.attributesOfItem(atPath: spool + "/" + folder)
+            #expect(attributes[.ownerAccountID] as? Int == Int(nobody), "\(folder): \(attributes)")
+            #expect(attributes[.groupOwnerAccountID] as? Int == Int(nobody), "\(folder): \(attributes)")
+        }
+    }
 }
