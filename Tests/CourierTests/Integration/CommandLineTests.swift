@@ -259,6 +259,25 @@ import Testing
         #expect(!deleted.output.contains("\u{1b}"), "\(deleted.output)")
     }
 
+    @Test("status shows an OAuth server's refusal with its control characters written out")
+    func tokenErrorsPrintedWithoutControlBytes() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        #expect(try binary.run(["--config", config, "run"]).status == 0)
+        // What a hostile token endpoint's error_description becomes.
+        let file = directory.path + "/spool/.courier/last-round.json"
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        guard var summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw TestFailure("last-round.json is not an object")
+        }
+        summary["tokenErrors"] = ["alpha": "invalid_client (\u{1b}[2J\nlast round: forged)"]
+        try JSONSerialization.data(withJSONObject: summary).write(to: URL(fileURLWithPath: file))
+        let status = try binary.run(["--config", config, "status"])
+        let shown = status.output
+        #expect(shown.contains(#"got no token: invalid_client (\x1b[2J\nlast round: forged)"#), "\(shown)")
+        #expect(!shown.contains("\u{1b}") && !shown.contains("\nlast round: forged"), "\(shown)")
+    }
+
     @Test(
         "bash's completion of a producer's file names in queued/ runs nothing a name holds",
         .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
