@@ -47,8 +47,9 @@ enum WhyCommand {
             }
             if index > 0 { invocation.output.line() }
             invocation.output.line("\(PrintableText.of(item.name)) is in \(item.state.rawValue)/")
-            invocation.output.line(why)
-            for note in notes { invocation.output.line(note) }
+            // Both quote ledger details: a dropped file's name, a server's words.
+            invocation.output.line(PrintableText.of(why))
+            for note in notes { invocation.output.line(PrintableText.of(note)) }
             if lines.isEmpty {
                 invocation.output.line("no ledger lines (pruned, or moved in by hand)")
             } else {

@@ -259,6 +259,17 @@ import Testing
         #expect(!deleted.output.contains("\u{1b}"), "\(deleted.output)")
     }
 
+    @Test("why explains a flagged file whose dropped name held a newline on lines of its own")
+    func whyQuotesNoRawNewline() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        try directory.write("{}", to: "spool/queued/m\nn.json")
+        #expect(try binary.run(["--config", config, "run"]).status == 0)
+        let why = try binary.run(["--config", config, "why", "m\nn.json"])
+        #expect(why.output.contains(#"(dropped as m\nn.json)"#), "\(why.output)")
+        #expect(!why.output.contains("\nn.json"), "\(why.output)")
+    }
+
     @Test("status shows an OAuth server's refusal with its control characters written out")
     func tokenErrorsPrintedWithoutControlBytes() throws {
         let (directory, config, _) = try Self.completionSetUp()
