@@ -290,6 +290,30 @@ import Testing
     }
 
     @Test(
+        "bash asks courier for a line's --spool ~/DIR as the shell will run it, in the home folder",
+        .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
+    func bashExpandsTheTilde() throws {
+        let (directory, _, path) = try Self.completionSetUp()
+        let script = TemporaryDirectory("bash")
+        try script.write(
+            """
+            export HOME=\(directory.path) PATH=\(path):$PATH
+            source /usr/share/bash-completion/bash_completion
+            source \(Shell.repository)/etc/completion/courier.bash
+            for spool in '~/spool' '\(directory.path)/spool'; do
+                COMP_WORDS=(courier --spool "$spool" why "")
+                COMP_CWORD=4
+                COMP_LINE="${COMP_WORDS[*]}"
+                COMP_POINT=${#COMP_LINE}
+                _courier courier "" why
+                echo "${COMPREPLY[*]}"
+            done
+            """, to: "complete.sh")
+        let result = try Shell.run(["bash", script.path + "/complete.sh"])
+        #expect(result.output == "k-1@alpha.json q-1@beta.json\nk-1@alpha.json q-1@beta.json\n", "\(result.output)")
+    }
+
+    @Test(
         "bash's completion of a producer's file names in queued/ runs nothing a name holds",
         .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
     func bashRunsNoName() throws {
