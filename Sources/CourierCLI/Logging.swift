@@ -22,6 +22,9 @@ enum Logging {
     static func eventLog(quiet: Bool, verbose: Bool, journal: Bool, above progress: ProgressLine? = nil) -> EventLog {
         let threshold: LogLevel = verbose ? .debug : quiet ? .warning : journal ? .info : .notice
         return EventLog(threshold: threshold) { level, message in
+            // One line each: a newline in a name would start a journal
+            // line of its own, with a priority of its choosing.
+            let message = PrintableText.of(message)
             let line = journal ? "<\(level.rawValue)>\(message)\n" : "courier: \(message)\n"
             if let progress {
                 progress.print(line)

@@ -44,6 +44,7 @@ struct Output {
 
     /// Rows as aligned columns on a terminal, tab-separated in a pipe.
     func table(_ rows: [[String]]) {
+        let rows = rows.map { $0.map(PrintableText.of) }
         guard isTerminal else {
             for row in rows { print(row.joined(separator: "\t")) }
             return

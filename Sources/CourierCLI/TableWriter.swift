@@ -23,6 +23,8 @@ struct TableWriter {
     }
 
     mutating func add(_ row: [String]) {
+        // One field of one line each (`PrintableText`).
+        let row = row.map(PrintableText.of)
         if !started {
             started = true
             if output.isTerminal, let header { pending.append(header) }

@@ -13,13 +13,16 @@ extension DirectoryHandle {
     /// directory and fsynced. A failed write removes what it staged.
     /// Without `syncData` the caller syncs many staged files at once
     /// (`syncFileSystem`) before it publishes any of them. `mode` is less
-    /// the umask, unless `ignoringUmask`.
+    /// the umask, unless `ignoringUmask`; `owner` gives the file away
+    /// (root writing into another user's spool).
     package func stage(
         _ bytes: [UInt8], as staged: FileName, mode: mode_t = 0o640, ignoringUmask: Bool = false,
-        syncData: Bool = true, faults: FaultPlan? = nil
+        owner: (user: uid_t, group: gid_t)? = nil, syncData: Bool = true, faults: FaultPlan? = nil
     ) throws(SystemError) {
+        // Not removed when it cannot be made: the name is someone else's.
+        let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
         do {
-            let file = try openFile(staged, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
+            if let owner { try file.setOwner(owner) }
             if ignoringUmask { try file.setMode(mode) }
             try faults?.check(.write, path: displayPath(of: staged))
             try file.write(bytes)

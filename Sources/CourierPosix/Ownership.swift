@@ -20,12 +20,22 @@ extension DirectoryHandle {
         }
         try system("change the mode of", displayPath) { fchmod(descriptor.rawValue, mode) }
     }
+
+    /// Gives the directory to `owner` (root only).
+    package func setOwner(_ owner: (user: uid_t, group: gid_t)) throws(SystemError) {
+        try system("change the owner of", displayPath) { fchown(descriptor.rawValue, owner.user, owner.group) }
+    }
 }
 
 extension FileDescriptor {
     /// Sets the file's permission bits exactly, whatever the umask.
     package func setMode(_ mode: mode_t) throws(SystemError) {
         try system("change the mode of", path) { fchmod(rawValue, mode) }
+    }
+
+    /// Gives the open file to `owner` (root only: fchown, no name looked up).
+    package func setOwner(_ owner: (user: uid_t, group: gid_t)) throws(SystemError) {
+        try system("change the owner of", path) { fchown(rawValue, owner.user, owner.group) }
     }
 }
 

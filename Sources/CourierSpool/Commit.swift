@@ -87,9 +87,20 @@ extension SpoolSession {
         var staged: [(FileName, Transition.NewFile)] = []
         do throws(SystemError) {
             for file in files {
-                let temporary = spool.uniqueTemporaryName(for: file.name)
-                try spool.tmp.stage(
-                    file.bytes, as: temporary, mode: file.mode, syncData: !oneSyncForAll, faults: spool.faults)
+                var temporary = spool.uniqueTemporaryName(for: file.name)
+                var attempts = 0
+                while true {
+                    do {
+                        try spool.tmp.stage(
+                            file.bytes, as: temporary, mode: file.mode, syncData: !oneSyncForAll, faults: spool.faults)
+                        break
+                    } catch let error where error.errno == .fileExists && attempts < 3 {
+                        // Someone else's file under the name (a producer's,
+                        // in a spool opened to them): the next name.
+                        attempts += 1
+                        temporary = spool.uniqueTemporaryName(for: file.name)
+                    }
+                }
                 staged.append((temporary, file))
                 if let modified = file.modified { try spool.tmp.setModified(temporary, to: modified) }
             }

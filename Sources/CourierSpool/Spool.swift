@@ -67,6 +67,25 @@ package final class Spool {
         }
     }
 
+    /// Root's `init` in a spool directory another user owns (the manual
+    /// install's `install -d -o courier`, then init without `sudo -u`):
+    /// the folders it made, and any root made before, become the spool
+    /// owner's, with its group, or none of that user's rounds could write
+    /// them. A folder the owner has already keeps its group (a producers'
+    /// group on tmp/ and queued/).
+    private static func giveFolders(in root: DirectoryHandle, names: [String], held control: DirectoryHandle)
+        throws(SystemError)
+    {
+        guard geteuid() == 0 else { return }
+        let owner = try root.owner()
+        guard owner.user != 0 else { return }
+        var folders = try names.map { name throws(SystemError) in try root.openDirectory(FileName(name)) }
+        folders.append(try control.openDirectory(heldName))
+        for folder in folders where try folder.owner().user != owner.user {
+            try folder.setOwner(owner)
+        }
+    }
+
     /// `courier init`: creates whatever of the layout is missing (mode 0750,
     /// as the process umask allows) and opens the result. Safe to repeat.
     @discardableResult
@@ -83,7 +102,9 @@ package final class Spool {
                 try root.makeDirectory(FileName(name), mode: 0o750)
             }
             // So that `touch .courier/held/NAME` holds a subscriber from the start.
-            try root.openDirectory(FileName(controlName)).makeDirectory(heldName, mode: 0o750)
+            let control = try root.openDirectory(FileName(controlName))
+            try control.makeDirectory(heldName, mode: 0o750)
+            try giveFolders(in: root, names: names, held: control)
         } catch {
             throw SpoolError(error)
         }

@@ -33,10 +33,15 @@ package struct SpoolInbox {
     /// fsync). The file is 0640 whatever the umask: in a spool opened to
     /// producers, `queued/` gives it the producers' group, and courier, a
     /// member, must be able to read it.
+    /// Root's file is given to the owner of `queued/` (and its group): a
+    /// root-owned 0640 file is one the spool owner's rounds cannot read,
+    /// and `sudo courier enqueue` is easy to type.
     package mutating func drop(_ bytes: [UInt8], named name: FileName) throws(SpoolError) {
         let staged = stagingNames.next(for: name)
         do throws(SystemError) {
-            try tmp.stage(bytes, as: staged, mode: 0o640, ignoringUmask: true)
+            let folder = geteuid() == 0 ? try queued.owner() : nil
+            let owner = folder.flatMap { $0.user == 0 ? nil : $0 }
+            try tmp.stage(bytes, as: staged, mode: 0o640, ignoringUmask: true, owner: owner)
             try tmp.publish(staged, to: queued, as: name)
         } catch {
             throw SpoolError(error)

@@ -13,12 +13,19 @@ import Glibc
 /// several hosts (in containers, above all) often have the same ones, so the
 /// PID alone would let two hosts pick one name (`O_EXCL` then fails a round).
 /// A worker id holds no `:`, so the name says whose it is.
+///
+/// The counter starts at random: tmp/ of a spool opened to producers is
+/// theirs to write too, and the time, the PID (`ps`) and the target name
+/// are known to them, so names counted from 1 were names a member could
+/// make first, and each one made failed courier's `O_EXCL` and its round.
 package struct StagingNames: Sendable {
-    private var counter = 0
+    private var counter: Int
     /// The worker whose names these are, on a shared spool.
     package var worker: WorkerID?
 
-    package init() {}
+    package init() {
+        counter = Int.random(in: 0..<(1 << 32))
+    }
 
     package mutating func next(for name: FileName) -> FileName {
         counter += 1

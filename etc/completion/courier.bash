@@ -6,18 +6,22 @@ _courier_list() {
     # What only courier knows (its configuration's subscribers and
     # catalogs, a spool's entries), asked of courier itself with the
     # line's --config and --spool, so it looks where the command will.
+    # A value's leading ~/ is the shell's to expand, as it will
+    # when the line runs; the words here are still as typed.
     local -a globals=()
-    local i
+    local i value
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --config | --spool)
-                if [[ ${words[i + 1]} == = ]]; then
-                    globals+=("${words[i]}=${words[i + 2]}")
-                else
-                    globals+=("${words[i]}" "${words[i + 1]}")
-                fi
+                if [[ ${words[i + 1]} == = ]]; then value=${words[i + 2]}; else value=${words[i + 1]}; fi
+                [[ $value == "~/"* ]] && value=$HOME/${value#"~/"}
+                globals+=("${words[i]}=$value")
                 ;;
-            --config=* | --spool=*) globals+=("${words[i]}") ;;
+            --config=* | --spool=*)
+                value=${words[i]#*=}
+                [[ $value == "~/"* ]] && value=$HOME/${value#"~/"}
+                globals+=("${words[i]%%=*}=$value")
+                ;;
         esac
     done
     "${words[0]}" "${globals[@]}" completions --list "$1" -- "$cur" 2>/dev/null
@@ -89,7 +93,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--attention"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list queued)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list queued)
             fi
             ;;
         status)
@@ -105,7 +109,7 @@ _courier() {
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --output | -o)
@@ -129,13 +133,13 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,sent,queued,awaitingRoute)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention,failed,sent,queued,awaitingRoute)
             fi
             ;;
         etag)
             case $prev in
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --output | -o)
@@ -149,7 +153,7 @@ _courier() {
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --state)
@@ -164,14 +168,14 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention)
             fi
             ;;
         resend)
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --state)
@@ -186,14 +190,14 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list failed,needsAttention)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list failed,needsAttention)
             fi
             ;;
         delete)
             case $prev in
                 --older-than) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --state)
@@ -208,7 +212,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--all --subscriber --state --older-than --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,queued)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention,failed,queued)
             fi
             ;;
         hold)
@@ -222,7 +226,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--reason --json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list subscribers)
             fi
             ;;
         release)
@@ -235,27 +239,27 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list subscribers)
             fi
             ;;
         copy)
             case $prev in
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
             esac
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--subscriber"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list needsAttention,failed,sent,queued,awaitingRoute)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list needsAttention,failed,sent,queued,awaitingRoute)
             fi
             ;;
         backfill)
             case $prev in
                 --since | --until) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers)
                     return
                     ;;
                 --from)
@@ -275,7 +279,7 @@ _courier() {
             case $prev in
                 --since | --until | --lines | -n | --key) return ;;
                 --subscriber)
-                    COMPREPLY=($(compgen -W "$(_courier_list subscribers,catalogs)" -- "$cur"))
+                    mapfile -t COMPREPLY < <(_courier_list subscribers,catalogs)
                     return
                     ;;
                 --event)
@@ -305,7 +309,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--full --if-requested"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list catalogs)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list catalogs)
             fi
             ;;
         "catalog status")
@@ -318,7 +322,7 @@ _courier() {
             if [[ -z $ended && $cur == -* ]]; then
                 _courier_offer "--json --output -o"
             else
-                COMPREPLY=($(compgen -W "$(_courier_list catalogs)" -- "$cur"))
+                mapfile -t COMPREPLY < <(_courier_list catalogs)
             fi
             ;;
         sink)

@@ -1,4 +1,6 @@
 import CourierConfig
+import CourierIdentifiers
+import CourierPosix
 import CourierSpool
 
 /// `courier completions bash|zsh|fish`: the shell completion script,
@@ -15,7 +17,8 @@ enum CompletionsCommand {
             --list prints, one a line, the words a completion offers that only the spool and the
             configuration know: WHAT is subscribers, catalogs, or state folders whose entries to
             list, joined by commas (needsAttention,failed); only words that start with PREFIX,
-            at most \(listLimit). A configuration or spool that cannot be read gives no words.
+            at most \(listLimit); a file name with a blank, a newline or a byte a shell expands is
+            never offered. A configuration or spool that cannot be read gives no words.
             """,
         options: [
             .value(
@@ -54,6 +57,17 @@ enum CompletionsCommand {
         }
     }
 
+    /// Whether a file name may be offered as a word: entry names, flagged
+    /// names and dropped names of id bytes, `@` and `#`, not hidden. A
+    /// producer names its files in queued/ as it likes, and a shell would
+    /// split a name at a newline or blank, and bash's `compgen -W` runs
+    /// the `$(…)` or backquotes a word holds (in the shell of whoever
+    /// pressed tab, often root's): such a name is typed, never offered.
+    static func isInert(_ name: FileName) -> Bool {
+        name.bytes.first != UInt8(ascii: ".")
+            && name.bytes.allSatisfy { NameBytes.isID($0) || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "#") }
+    }
+
     /// The words, one a line. Whatever cannot be read is passed over in
     /// silence: a completion has nowhere to say it.
     static func list(_ what: String, prefix: String, _ invocation: Invocation) throws(CLIError) {
@@ -81,8 +95,7 @@ enum CompletionsCommand {
             case .entries(let state):
                 guard let spool, let stream = try? spool.directory(state).entries() else { continue }
                 while printed < listLimit, let name = try? stream.next() {
-                    let text = name.description
-                    if !text.hasPrefix(".") { offer(text) }
+                    if isInert(name) { offer(name.description) }
                 }
             }
         }

@@ -1,6 +1,5 @@
 import CourierOperations
 import CourierSpool
-import Foundation
 
 /// `courier enqueue [FILE...|-]`: validate records and drop them atomically.
 enum EnqueueCommand {
@@ -31,16 +30,15 @@ enum EnqueueCommand {
         var failures = EnqueueFailures()
         for source in sources {
             let bytes: [UInt8]
-            if source == "-" {
-                bytes = Array(FileHandle.standardInput.readDataToEndOfFile().prefix(configuration.maxRecordSize + 1))
-            } else {
-                switch InputFile.read(source) {
-                case .success(let read): bytes = read
-                case .failure(let problem):
-                    invocation.output.error("error: \(problem)")
-                    failures.note(.noInput)
-                    continue
-                }
+            // One byte past the limit is enough to refuse a record as too large.
+            let limit = configuration.maxRecordSize + 1
+            let read = source == "-" ? InputFile.readStandardInput(upTo: limit) : InputFile.read(source, upTo: limit)
+            switch read {
+            case .success(let read): bytes = read
+            case .failure(let problem):
+                invocation.output.error("error: \(problem)")
+                failures.note(.noInput)
+                continue
             }
             do {
                 let name = try enqueuer.enqueue(bytes, source: source == "-" ? "standard input" : source)

@@ -155,7 +155,8 @@ enum ManualMoveCommand {
     /// person naming them acts on them.
     static func describe(skipped: [SpoolItem], _ output: Output) {
         guard !skipped.isEmpty else { return }
-        let shown = skipped.prefix(3).map { "\($0.state.rawValue)/\($0.name)" }.joined(separator: ", ")
+        let shown = skipped.prefix(3).map { "\($0.state.rawValue)/\(PrintableText.of($0.name))" }
+            .joined(separator: ", ")
         let count = skipped.count == 1 ? "1 invalid file" : "\(skipped.count) invalid files"
         output.error(
             "skipped \(count) (\(shown)\(skipped.count > 3 ? ", …" : "")): name them to act on them "
@@ -202,9 +203,12 @@ enum ManualMoveCommand {
 
     static func describe(_ report: ManualMoves.Report, _ action: Action, _ output: Output) {
         for (item, target) in report.moved {
-            output.line("\(item.state.rawValue)/\(item.name) -> \(target.map { "\($0.rawValue)/" } ?? "deleted")")
+            let place = target.map { "\($0.rawValue)/" } ?? "deleted"
+            output.line("\(item.state.rawValue)/\(PrintableText.of(item.name)) -> \(place)")
         }
-        for refusal in report.refused { output.error("not moved: \(refusal.name): \(refusal.reason)") }
+        for refusal in report.refused {
+            output.error("not moved: \(PrintableText.of(refusal.name)): \(PrintableText.of(refusal.reason))")
+        }
         if !report.refused.isEmpty {
             output.error(
                 "\(action.rawValue): \(report.moved.count) moved, \(report.refused.count) not (see above)")

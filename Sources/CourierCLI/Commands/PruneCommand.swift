@@ -47,7 +47,8 @@ enum PruneCommand {
         for name in report.ledgerFiles { invocation.output.line("\(verb) ledger/\(name)") }
         for name in report.sentEntries { invocation.output.line("\(verb) sent/\(name)") }
         for name in report.failedEntries { invocation.output.line("\(verb) failed/\(name)") }
-        for name in report.temporaryLeftovers { invocation.output.line("\(verb) tmp/\(name)") }
+        // tmp/ is the producers' too: their names are theirs.
+        for name in report.temporaryLeftovers { invocation.output.line("\(verb) tmp/\(PrintableText.of(name))") }
         for name in report.entityTags { invocation.output.line("\(verb) .courier/etags/\(name)") }
         invocation.output.line(
             "\(verb) \(report.ledgerFiles.count) ledger files, \(report.sentEntries.count) sent entries, "

@@ -211,7 +211,8 @@ enum StatusCommand {
             output.line(
                 "last round: \(last.round) \(last.mode.rawValue), finished \(last.finished): \(RunCommand.tally(last))")
             for (name, error) in (last.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
-                output.line("  subscriber \(name) got no token: \(error)")
+                // The token endpoint's own words (error_description).
+                output.line("  subscriber \(name) got no token: \(PrintableText.of(error))")
             }
         } else {
             output.line("last round: none yet")
@@ -294,6 +295,6 @@ enum StatusCommand {
         guard let health else { return "configured, not run yet" }
         return health.working
             ? "working (last ran \(health.time) after round \(health.round))"
-            : "not working — \(health.detail) (at \(health.time), round \(health.round))"
+            : "not working — \(PrintableText.of(health.detail)) (at \(health.time), round \(health.round))"
     }
 }

@@ -46,9 +46,10 @@ enum WhyCommand {
                 continue
             }
             if index > 0 { invocation.output.line() }
-            invocation.output.line("\(item.name) is in \(item.state.rawValue)/")
-            invocation.output.line(why)
-            for note in notes { invocation.output.line(note) }
+            invocation.output.line("\(PrintableText.of(item.name)) is in \(item.state.rawValue)/")
+            // Both quote ledger details: a dropped file's name, a server's words.
+            invocation.output.line(PrintableText.of(why))
+            for note in notes { invocation.output.line(PrintableText.of(note)) }
             if lines.isEmpty {
                 invocation.output.line("no ledger lines (pruned, or moved in by hand)")
             } else {

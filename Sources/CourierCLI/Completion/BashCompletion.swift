@@ -31,18 +31,22 @@ enum BashCompletion {
                 # What only courier knows (its configuration's subscribers and
                 # catalogs, a spool's entries), asked of courier itself with the
                 # line's --config and --spool, so it looks where the command will.
+                # A value's leading ~/ is the shell's to expand, as it will
+                # when the line runs; the words here are still as typed.
                 local -a globals=()
-                local i
+                local i value
                 for ((i = 1; i < cword; i++)); do
                     case ${words[i]} in
                         --config | --spool)
-                            if [[ ${words[i + 1]} == = ]]; then
-                                globals+=("${words[i]}=${words[i + 2]}")
-                            else
-                                globals+=("${words[i]}" "${words[i + 1]}")
-                            fi
+                            if [[ ${words[i + 1]} == = ]]; then value=${words[i + 2]}; else value=${words[i + 1]}; fi
+                            [[ $value == "~/"* ]] && value=$HOME/${value#"~/"}
+                            globals+=("${words[i]}=$value")
                             ;;
-                        --config=* | --spool=*) globals+=("${words[i]}") ;;
+                        --config=* | --spool=*)
+                            value=${words[i]#*=}
+                            [[ $value == "~/"* ]] && value=$HOME/${value#"~/"}
+                            globals+=("${words[i]%%=*}=$value")
+                            ;;
                     esac
                 done
                 "${words[0]}" "${globals[@]}" completions --list "$1" -- "$cur" 2>/dev/null
@@ -149,7 +153,9 @@ enum BashCompletion {
         case .directories: return "_filedir -d"
         case .words(let words): return #"COMPREPLY=($(compgen -W ""# + words.joined(separator: " ") + #"" -- "$cur"))"#
         case .listed(let kinds):
-            return #"COMPREPLY=($(compgen -W "$(_courier_list "# + Listed.words(kinds) + #")" -- "$cur"))"#
+            // Not through `compgen -W`, which expands each word it is given
+            // (and runs its `$(…)`): courier has matched the prefix already.
+            return #"mapfile -t COMPREPLY < <(_courier_list "# + Listed.words(kinds) + ")"
         case .commands: return complete(.words(CommandTable.commands.map(\.name)))
         }
     }

@@ -205,6 +205,141 @@ import Testing
         }
     }
 
+    /// Names a producer may give a file in queued/ that a shell would run
+    /// or split if completion offered them as words.
+    static let hostileNames = ["a$(touch${IFS}pwned)b.json", "c`touch${IFS}pwned`d.json", "e\nf.json", "~root"]
+
+    @Test("completions --list offers no name a shell would expand, run or split; it offers the others")
+    func theListedWordsAreInert() throws {
+        let (directory, _, _) = try Self.completionSetUp()
+        for name in Self.hostileNames { try directory.write("{}", to: "spool/queued/" + name) }
+        try directory.write("{}", to: "spool/queued/export_2026-12-01.json")
+        let entries = try CourierBinary.locate().run([
+            "--spool", directory.path + "/spool", "completions", "--list", "queued",
+        ])
+        #expect(entries.status == 0)
+        #expect(
+            entries.output.split(separator: "\n").sorted() == ["export_2026-12-01.json", "q-1@beta.json"],
+            "\(entries.output)")
+    }
+
+    @Test("list writes one row of seven cells per item, whatever bytes a producer put in a file's name")
+    func listRowsHoldNoControlBytes() throws {
+        let (directory, _, _) = try Self.completionSetUp()
+        // A name that would forge a row of sent/, and one that retitles a terminal.
+        try directory.write("{}", to: "spool/queued/x\tsent\tforged@alpha.json\nsent\ty.json")
+        try directory.write("{}", to: "spool/queued/\u{1b}]0;owned\u{07}.json")
+        let listed = try CourierBinary.locate().run(["--spool", directory.path + "/spool", "list", "queued"])
+        #expect(listed.status == 0, "\(listed.error)")
+        let rows = listed.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(rows.count == 3, "\(listed.output)")
+        for row in rows { #expect(row.split(separator: "\t", omittingEmptySubsequences: false).count == 7, "\(row)") }
+        #expect(!listed.output.contains("\u{1b}") && !listed.output.contains("\u{07}"), "\(listed.output)")
+        #expect(listed.output.contains(#"x\tsent\tforged@alpha.json\nsent\ty.json"#), "\(listed.output)")
+        #expect(listed.output.contains(#"\x1b]0;owned\x07.json"#), "\(listed.output)")
+    }
+
+    @Test("delete, its skipped files and why print a producer's file name with its control characters written out")
+    func namesPrintedWithoutControlBytes() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        try directory.write("not json", to: "spool/queued/x\ny.json")
+        try directory.write("{}", to: "spool/queued/\u{1b}]0;owned\u{07}.json")
+        // Files not taken in yet: passed over by a pick, and said so.
+        let picked = try binary.run(["--config", config, "delete", "--state", "queued", "--all"])
+        #expect(picked.error.contains(#"queued/x\ny.json"#), "\(picked.error)")
+        #expect(!picked.error.contains("\ny.json") && !picked.error.contains("\u{1b}"), "\(picked.error)")
+        let why = try binary.run(["--config", config, "why", "x\ny.json"])
+        #expect(why.status == 0, "\(why.output)\(why.error)")
+        #expect(why.output.contains(#"x\ny.json is in queued/"#), "\(why.output)")
+        #expect(!why.output.contains("\ny.json"), "a name's newline split a line: \(why.output)")
+        let deleted = try binary.run(["--config", config, "delete", "\u{1b}]0;owned\u{07}.json"])
+        #expect(deleted.status == 0, "\(deleted.error)")
+        #expect(deleted.output.contains(#"queued/\x1b]0;owned\x07.json -> deleted"#), "\(deleted.output)")
+        #expect(!deleted.output.contains("\u{1b}"), "\(deleted.output)")
+    }
+
+    @Test("why explains a flagged file whose dropped name held a newline on lines of its own")
+    func whyQuotesNoRawNewline() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        try directory.write("{}", to: "spool/queued/m\nn.json")
+        #expect(try binary.run(["--config", config, "run"]).status == 0)
+        let why = try binary.run(["--config", config, "why", "m\nn.json"])
+        #expect(why.output.contains(#"(dropped as m\nn.json)"#), "\(why.output)")
+        #expect(!why.output.contains("\nn.json"), "\(why.output)")
+    }
+
+    @Test("status shows an OAuth server's refusal with its control characters written out")
+    func tokenErrorsPrintedWithoutControlBytes() throws {
+        let (directory, config, _) = try Self.completionSetUp()
+        let binary = try CourierBinary.locate()
+        #expect(try binary.run(["--config", config, "run"]).status == 0)
+        // What a hostile token endpoint's error_description becomes.
+        let file = directory.path + "/spool/.courier/last-round.json"
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        guard var summary = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw TestFailure("last-round.json is not an object")
+        }
+        summary["tokenErrors"] = ["alpha": "invalid_client (\u{1b}[2J\nlast round: forged)"]
+        try JSONSerialization.data(withJSONObject: summary).write(to: URL(fileURLWithPath: file))
+        let status = try binary.run(["--config", config, "status"])
+        let shown = status.output
+        #expect(shown.contains(#"got no token: invalid_client (\x1b[2J\nlast round: forged)"#), "\(shown)")
+        #expect(!shown.contains("\u{1b}") && !shown.contains("\nlast round: forged"), "\(shown)")
+    }
+
+    @Test(
+        "bash asks courier for a line's --spool ~/DIR as the shell will run it, in the home folder",
+        .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
+    func bashExpandsTheTilde() throws {
+        let (directory, _, path) = try Self.completionSetUp()
+        let script = TemporaryDirectory("bash")
+        try script.write(
+            """
+            export HOME=\(directory.path) PATH=\(path):$PATH
+            source /usr/share/bash-completion/bash_completion
+            source \(Shell.repository)/etc/completion/courier.bash
+            for spool in '~/spool' '\(directory.path)/spool'; do
+                COMP_WORDS=(courier --spool "$spool" why "")
+                COMP_CWORD=4
+                COMP_LINE="${COMP_WORDS[*]}"
+                COMP_POINT=${#COMP_LINE}
+                _courier courier "" why
+                echo "${COMPREPLY[*]}"
+            done
+            """, to: "complete.sh")
+        let result = try Shell.run(["bash", script.path + "/complete.sh"])
+        #expect(result.output == "k-1@alpha.json q-1@beta.json\nk-1@alpha.json q-1@beta.json\n", "\(result.output)")
+    }
+
+    @Test(
+        "bash's completion of a producer's file names in queued/ runs nothing a name holds",
+        .needs(file: "/usr/share/bash-completion/bash_completion", from: "bash-completion"))
+    func bashRunsNoName() throws {
+        let (directory, config, path) = try Self.completionSetUp()
+        for name in Self.hostileNames { try directory.write("{}", to: "spool/queued/" + name) }
+        // What a name runs, it runs in the shell's folder: this one.
+        let shell = TemporaryDirectory("bash")
+        try shell.write(
+            """
+            cd \(shell.path)
+            export PATH=\(path):$PATH
+            source /usr/share/bash-completion/bash_completion
+            source \(Shell.repository)/etc/completion/courier.bash
+            COMP_WORDS=(courier --config \(config) send-now "")
+            COMP_CWORD=4
+            COMP_LINE="${COMP_WORDS[*]}"
+            COMP_POINT=${#COMP_LINE}
+            _courier courier "" send-now
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """, to: "complete.sh")
+        let result = try Shell.run(["bash", shell.path + "/complete.sh"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: shell.path + "/pwned"), "a file name ran as a command")
+        #expect(result.output == "q-1@beta.json\n", "\(result.output)")
+    }
+
     @Test(
         "zsh completes catalog's subcommands with their summaries, events, sink options, subscribers and entries",
         .needs("zsh"),

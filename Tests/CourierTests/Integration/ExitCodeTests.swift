@@ -33,6 +33,24 @@ import Testing
         #expect(bad.status == 65, "only bad data is 65: \(bad.error)")
     }
 
+    @Test("enqueue reads no more of its input than max-record-size and a byte: `yes | courier enqueue` ends")
+    func anEndlessInputIsNotReadToTheEnd() throws {
+        let (directory, binary, config) = try Self.setUp()
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        // 300 MB into a pipe: the writer fails (SIGPIPE, or EPIPE where
+        // the signal is ignored) when courier stops reading, and finishes
+        // (0) only if courier read it all.
+        let result = try Shell.run(
+            [
+                "bash", "-c",
+                "dd if=/dev/zero bs=1M count=300 status=none | \(binary.path) --config \(config) enqueue -;"
+                    + " echo \"${PIPESTATUS[*]}\"",
+            ], in: directory.path)
+        let statuses = result.output.split(separator: "\n").last?.split(separator: " ") ?? []
+        #expect(statuses.count == 2 && statuses.first != "0" && statuses.last == "65", "\(result.output)")
+        #expect(result.output.contains("more than max-record-size"), "\(result.output)")
+    }
+
     @Test("enqueue into a spool that does not exist exits 73, and creates nothing")
     func aMissingSpoolIs73() throws {
         let (directory, binary, config) = try Self.setUp(spool: "nowhere")
