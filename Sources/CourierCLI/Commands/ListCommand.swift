@@ -85,7 +85,8 @@ enum ListCommand {
     /// subscriber's entries (in needsAttention/) were listed, so they never
     /// get here.
     static func check(subscriber: String, _ invocation: Invocation) throws(CLIError) {
-        guard subscriber != "-", let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        // A broken configuration is an error (exit 78), never taken for none.
+        guard subscriber != "-", let configuration = try invocation.configurationIfAny(readingSecrets: false)
         else { return }
         let configured = configuration.subscribers.map(\.name.value)
         guard !configured.contains(subscriber) else { return }

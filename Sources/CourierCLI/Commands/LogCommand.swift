@@ -137,9 +137,9 @@ enum LogCommand {
     /// rather than answered with nothing.
     static func check(subscriber: String, spool: Spool, _ invocation: Invocation) throws(CLIError) {
         guard subscriber != "-" else { return }
-        // A configuration that cannot be read is no reason not to show the
-        // ledger: the names it holds still count.
-        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        // No configuration at all (--spool alone) leaves the ledger's names;
+        // a broken one is an error (exit 78), not an empty list of names.
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let subscribers = configuration?.subscribers.map(\.name.value) ?? []
         let catalogs = configuration?.catalogs.map(\.name.value) ?? []
         if subscribers.contains(subscriber) || catalogs.contains(subscriber) { return }

@@ -23,14 +23,15 @@ enum WhyCommand {
         let history = History(spool: spool)
         let json = try arguments.json()
         var objects: [[String: Any]] = []
-        // Without a configuration `why` still explains, less precisely.
-        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        // Without a configuration `why` still explains, less precisely; a
+        // broken one is said (exit 78), as status does, not passed over.
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
         for (index, item) in items.enumerated() {
             let lines: [LedgerLine]
             let context: Explanation.Context
             do {
                 lines = try history.lines(for: item)
-                context = try .of(item, in: spool, configuration: configuration ?? nil)
+                context = try .of(item, in: spool, configuration: configuration)
             } catch {
                 throw .spool(error)
             }
