@@ -15,13 +15,20 @@ enum CheckCommand {
             fault (world-writable, a folder on another file system, queued/ not writable)
             exits 74.
             """,
-        options: Option.json("one JSON object: {config, spool, ok, subscribers, catalogs, findings}"),
+        options: Options.fields,
         example: "courier --config /etc/courier/courier.conf check",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        try arguments.noPositionals("check")
-        let json = try arguments.json()
+    struct Options: CommandOptions {
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] = OptionField.json(
+            "one JSON object: {config, spool, ok, subscribers, catalogs, findings}", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        try operands.none(for: "check")
+        let json = options.output.isJSON
         let configuration = try invocation.configuration(readingSecrets: true)
         let spool = try invocation.readSpool()
         let warnings = (configuration.secretFileWarnings() + configuration.tokenExpiryWarnings().map(\.description)).map

@@ -14,33 +14,40 @@ enum ListCommand {
             Without STATE, every state but sent/. Rows come in the order the folders give them,
             as soon as each is read (pipe to sort for another).
             """,
-        options: [
-            .value(
-                "--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files",
-                completion: .subscribers),
-            .value("--older-than", "DURATION", "items whose file is older than this (30m, 2h, 7d), by mtime"),
-        ] + Option.json("one JSON object per line"),
+        options: Options.fields,
         operands: .words(SpoolState.allCases.map(\.rawValue)), example: "courier list queued --older-than 1h",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = try arguments.json()
-        let rest = try arguments.positionals()
-        guard rest.count <= 1 else { throw .usage("list takes at most one STATE") }
+    struct Options: CommandOptions {
+        /// A name, or `-` for flagged and intake files: a removed
+        /// subscriber's entries are still listed.
+        var subscriber: String?
+        var olderThan: Duration?
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [
+                .value(
+                    "--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files",
+                    \.subscriber, completion: .subscribers),
+                .value(
+                    "--older-than", "DURATION", "items whose file is older than this (30m, 2h, 7d), by mtime",
+                    \.olderThan),
+            ] + OptionField.json("one JSON object per line", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let json = options.output.isJSON
+        guard operands.count <= 1 else { throw .usage("list takes at most one STATE") }
         var filter = Listing.Filter()
-        if let name = rest.first {
+        if let name = operands.first {
             guard let state = SpoolState(rawValue: name) else {
                 throw .usage("\(name) is not a state (\(SpoolState.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             filter.states = [state]
         }
-        filter.subscriber = try arguments.option("--subscriber")
-        if let text = try arguments.option("--older-than") {
-            guard let age = Units.duration(text) else {
-                throw .usage("--older-than \(text): not a duration (such as 90s, 30m, 2h, 7d)")
-            }
-            filter.olderThan = age
-        }
+        filter.subscriber = options.subscriber
+        filter.olderThan = options.olderThan
         let spool = try invocation.readSpool()
         let now = Timestamp.now()
         let output = invocation.output

@@ -19,11 +19,18 @@ enum StatusCommand {
             spool is still shown, and status exits 78. --ages adds, per subscriber and state (sent/ aside), how many
             items are younger than 5 minutes, an hour, a day, or older, by file mtime.
             """,
-        options: [
-            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older")
-        ] + Option.json("one JSON object"),
+        options: Options.fields,
         example: "courier status --spool /var/spool/courier",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
+
+    struct Options: CommandOptions {
+        var ages = false
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [.flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older", \.ages)]
+            + OptionField.json("one JSON object", \.output)
+    }
 
     /// What status shows, gathered once for either form.
     struct Report {
@@ -48,10 +55,10 @@ enum StatusCommand {
         var running: [RoundProgress.Sighting] = []
     }
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = try arguments.json()
-        let ages = arguments.flag("--ages")
-        try arguments.noPositionals("status")
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let json = options.output.isJSON
+        let ages = options.ages
+        try operands.none(for: "status")
         let report = try gather(invocation)
         var shape: QueueShape?
         if ages {

@@ -9,19 +9,25 @@ enum WhyCommand {
             For a batch item it also shows what the server said of it (status, server_id,
             etag, current_etag, message) and the etag kept for the entity its record writes.
             """,
-        options: Option.json("one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}"),
+        options: Options.fields,
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier why w-2026-11-30-0700",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let rest = try arguments.positionals()
-        guard rest.count == 1, let text = rest.first else { throw .usage("why ENTRY") }
+    struct Options: CommandOptions {
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] = OptionField.json(
+            "one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let text = try operands.one("why ENTRY")
         let spool = try invocation.readSpool()
         let items: [SpoolItem]
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)
-        let json = try arguments.json()
+        let json = options.output.isJSON
         var objects: [[String: Any]] = []
         // Without a configuration `why` still explains, less precisely; a
         // broken one is said (exit 78), as status does, not passed over.
