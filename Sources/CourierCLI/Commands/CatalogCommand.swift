@@ -121,7 +121,7 @@ enum CatalogCommand {
     static func status(_ catalogs: [Catalog], spool: Spool, json: Bool, output: Output) throws(CLIError) {
         let now = Timestamp.now()
         var rows: [[String]] = []
-        var objects: [[String: Any]] = []
+        var objects: [CatalogJSON] = []
         for catalog in catalogs {
             let state: CatalogState
             do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
@@ -132,26 +132,13 @@ enum CatalogCommand {
                 state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
                 state.syncing != nil ? "interrupted" : "",
             ])
-            objects.append(jsonObject(catalog, state))
+            objects.append(CatalogJSON(catalog, state))
         }
         if json {
-            output.json(["catalogs": objects])
+            output.json(CatalogsJSON(catalogs: objects))
             return
         }
         if output.isTerminal { rows.insert(["CATALOG", "SINCE", "AGE", "FAILURES", "DURATION", "NEXT", ""], at: 0) }
         output.table(rows)
     }
-
-    /// One catalog's state in JSON, the same in `catalog status --json` and
-    /// `status --json`.
-    static func jsonObject(_ catalog: Catalog, _ state: CatalogState) -> [String: Any] {
-        [
-            "catalog": catalog.name.value, "since": state.since?.jsonValue ?? NSNull(),
-            "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
-            "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
-            "nextSync": CatalogSync.nextIsFull(state, cursor: catalog.cursor(resuming: state)) ? "full" : "delta",
-            "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
-        ]
-    }
-
 }

@@ -40,12 +40,12 @@ enum CheckCommand {
             + NotifierCheck(configuration: configuration, spool: spool).run()
         let ok = !findings.contains { $0.severity == .fault }
         if json {
-            invocation.output.json([
-                "config": configuration.file ?? NSNull(), "spool": spool.path, "ok": ok,
-                "subscribers": configuration.subscribers.map(\.name.value),
-                "catalogs": configuration.catalogs.map(\.name.value),
-                "findings": findings.map { ["severity": $0.severity.rawValue, "message": $0.message] },
-            ])
+            invocation.output.json(
+                CheckJSON(
+                    config: configuration.file, spool: spool.path, ok: ok,
+                    subscribers: configuration.subscribers.map(\.name.value),
+                    catalogs: configuration.catalogs.map(\.name.value),
+                    findings: findings.map { .init(severity: $0.severity.rawValue, message: $0.message) }))
         } else {
             let names = configuration.subscribers.map(\.name.value).joined(separator: ", ")
             invocation.output.line("config \(configuration.file ?? "-"): ok (subscribers: \(names))")

@@ -51,15 +51,10 @@ enum EtagCommand {
         }
         if json {
             for (name, tag) in found {
-                var object: [String: String] = [
-                    "subscriber": name.value, "entity": entity.value, "etag": tag.etag, "key": tag.key,
-                    "time": tag.time,
-                ]
-                object["server_id"] = tag.serverID
-                guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-                    continue
-                }
-                invocation.output.line(String(decoding: data, as: UTF8.self))
+                invocation.output.json(
+                    EntityTagJSON(
+                        subscriber: name.value, entity: entity.value, etag: tag.etag, key: tag.key, time: tag.time,
+                        serverID: tag.serverID))
             }
             return
         }

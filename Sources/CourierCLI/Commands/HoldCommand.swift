@@ -41,16 +41,10 @@ enum HoldCommand {
         let hold: Hold
         do { hold = try Holding(session: session).hold(name, reason: reason) } catch { throw .operation(error) }
         if options.output.isJSON {
-            invocation.output.json(Self.json(hold, held: true))
+            invocation.output.json(HoldJSON(hold, held: true))
             return
         }
         invocation.output.line(
             "\(name) held since \(hold.since.rfc3339): rounds send it nothing until `courier release \(name)`")
-    }
-
-    /// What `hold --json` and `release --json` print; `status --json`'s
-    /// `held[]` names the same fields.
-    static func json(_ hold: Hold, held: Bool) -> [String: Any] {
-        ["subscriber": hold.subscriber.value, "held": held, "since": hold.since.rfc3339, "reason": hold.reason]
     }
 }

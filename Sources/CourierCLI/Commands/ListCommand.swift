@@ -78,13 +78,11 @@ enum ListCommand {
     }
 
     static func object(_ row: Listing.Row, now: Timestamp) -> String {
-        var object = JSONFields.item(row.item)
-        object["kind"] = row.kind ?? NSNull()
-        object["time"] = row.time ?? NSNull()
-        object["ageSeconds"] = (now - row.takenIn).nanoseconds / 1_000_000_000
-        object["lastEvent"] = row.last?.event.rawValue ?? NSNull()
-        object["lastStatus"] = row.last?.status ?? NSNull()
-        return JSONFields.text(object) ?? "null"
+        Output.jsonText(
+            ListRowJSON(
+                item: ItemJSON(row.item), kind: row.kind, time: row.time,
+                ageSeconds: (now - row.takenIn).nanoseconds / 1_000_000_000, lastEvent: row.last?.event,
+                lastStatus: row.last?.status)) ?? "null"
     }
 
     /// Nothing listed for a name the configuration does not know: most

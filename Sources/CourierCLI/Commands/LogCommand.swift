@@ -153,7 +153,7 @@ enum LogCommand {
         throw .usage("--subscriber \(subscriber): no such subscriber, in the configuration or the ledger (\(known))")
     }
 
-    static func jsonLine(_ line: LedgerLine) -> String? { JSONFields.text(JSONFields.ledgerLine(line)) }
+    static func jsonLine(_ line: LedgerLine) -> String? { Output.jsonText(LedgerLineJSON(line)) }
 
     static func row(_ line: LedgerLine) -> [String] {
         [

@@ -221,17 +221,13 @@ enum ManualMoveCommand {
     /// `{"moved":[{"entry","from","to"}],"notMoved":[{"entry","reason"}],
     /// "skipped":[{"entry","state"}]}`; `to` is null for a deletion.
     static func print(_ report: ManualMoves.Report, skipped: [SpoolItem], action: Action, _ output: Output) {
-        let object: [String: Any] = [
-            "action": action.rawValue,
-            "skipped": skipped.map { ["entry": $0.name.description, "state": $0.state.rawValue] },
-            "moved": report.moved.map { item, target in
-                [
-                    "entry": item.name.description, "from": item.state.rawValue,
-                    "to": target.map { $0.rawValue as Any } ?? NSNull(),
-                ] as [String: Any]
-            },
-            "notMoved": report.refused.map { ["entry": $0.name, "reason": $0.reason] },
-        ]
-        output.json(object)
+        output.json(
+            MovesJSON(
+                action: action.rawValue,
+                moved: report.moved.map { item, target in
+                    .init(entry: item.name.description, from: item.state.rawValue, to: target?.rawValue)
+                },
+                notMoved: report.refused.map { .init(entry: $0.name, reason: $0.reason) },
+                skipped: skipped.map { .init(entry: $0.name.description, state: $0.state.rawValue) }))
     }
 }

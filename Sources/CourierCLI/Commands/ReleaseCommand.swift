@@ -32,7 +32,7 @@ enum ReleaseCommand {
         let json = options.output.isJSON
         guard let hold else {
             if json {
-                invocation.output.json(["subscriber": name.value, "held": false, "since": NSNull(), "reason": NSNull()])
+                invocation.output.json(HoldJSON(notHeld: name.value))
             } else {
                 invocation.output.line("\(name) was not held")
             }
@@ -47,9 +47,7 @@ enum ReleaseCommand {
             throw .spool(error)
         }
         if json {
-            var object = HoldCommand.json(hold, held: false)
-            object["queued"] = waiting
-            invocation.output.json(object)
+            invocation.output.json(HoldJSON(hold, held: false, queued: waiting))
             return
         }
         invocation.output.line(

@@ -28,7 +28,7 @@ enum WhyCommand {
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)
         let json = options.output.isJSON
-        var objects: [[String: Any]] = []
+        var objects: [WhyJSON.Item] = []
         // Without a configuration `why` still explains, less precisely; a
         // broken one is said (exit 78), as status does, not passed over.
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
@@ -45,11 +45,8 @@ enum WhyCommand {
                 item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }), context: context)
             let notes = Explanation.serverNotes(for: item, history: lines, in: spool)
             if json {
-                var object = JSONFields.item(item)
-                object["why"] = why
-                object["notes"] = notes
-                object["history"] = lines.map(JSONFields.ledgerLine)
-                objects.append(object)
+                objects.append(
+                    WhyJSON.Item(item: ItemJSON(item), why: why, notes: notes, history: lines.map(LedgerLineJSON.init)))
                 continue
             }
             if index > 0 { invocation.output.line() }
@@ -63,6 +60,6 @@ enum WhyCommand {
                 invocation.output.table(lines.map { LogCommand.row($0) })
             }
         }
-        if json { invocation.output.json(["query": text, "items": objects]) }
+        if json { invocation.output.json(WhyJSON(query: text, items: objects)) }
     }
 }
