@@ -70,7 +70,10 @@ enum ListCommand {
     }
 
     static func cells(_ row: Listing.Row, now: Timestamp) -> [String] {
-        let last = row.last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
+        let last =
+            row.last.map { last in
+                LedgerAnswer(column: last.status).status.map { "\(last.event.rawValue) \($0)" } ?? last.event.rawValue
+            } ?? "-"
         return [
             row.item.state.rawValue, row.item.ledgerKey, row.item.ledgerSubscriber, row.kind ?? "-", row.time ?? "-",
             Age.describe(now - row.takenIn), last,
