@@ -4,7 +4,18 @@ import CourierSpool
 /// shell completions, the man page check and the parser know of it comes
 /// from here, so they cannot disagree.
 struct Command: Sendable {
-    typealias Run = @Sendable (inout Arguments, Invocation) throws(CLIError) -> Void
+    /// Reads the options and operands the parser found into the command's
+    /// own types, or throws the usage error; what it returns runs the
+    /// command. Nothing runs until every option has been read.
+    typealias Prepare = @Sendable (Words) throws(CLIError) -> Run
+    typealias Run = @Sendable (Invocation) throws(CLIError) -> Void
+
+    /// What the parser found for a command: its options in command-line
+    /// order, and its operands.
+    struct Words: Sendable, Equatable {
+        var options: [GivenOption] = []
+        var operands: [String] = []
+    }
 
     let name: String
     /// One line, for `courier help` and the zsh completion's descriptions.
@@ -20,11 +31,40 @@ struct Command: Sendable {
     /// `catalog sync`, `catalog status`: the command is a group and runs
     /// nothing itself.
     let subcommands: [Command]
-    let run: Run?
+    let prepare: Prepare?
 
+    /// A command with options: `fields` declares each (and fills
+    /// `Options`), and `run` takes them read into their types.
+    init<Options: CommandOptions>(
+        _ name: String, summary: String, usage: String = "", details: String = "",
+        options fields: [OptionField<Options>],
+        operands: Completion = .nothing, example: String,
+        run: @escaping @Sendable (Options, Operands, Invocation) throws(CLIError) -> Void
+    ) {
+        self.init(
+            name, summary: summary, usage: usage, details: details, options: fields.map(\.option), operands: operands,
+            example: example
+        ) { words throws(CLIError) in
+            let options = try Options.read(words.options, by: fields)
+            let operands = Operands(words.operands)
+            return { invocation throws(CLIError) in try run(options, operands, invocation) }
+        }
+    }
+
+    /// A command without options.
     init(
-        _ name: String, summary: String, usage: String = "", details: String = "", options: [Option] = [],
-        operands: Completion = .nothing, example: String, run: @escaping Run
+        _ name: String, summary: String, usage: String = "", details: String = "", operands: Completion = .nothing,
+        example: String, run: @escaping @Sendable (Operands, Invocation) throws(CLIError) -> Void
+    ) {
+        self.init(
+            name, summary: summary, usage: usage, details: details, options: [OptionField<NoOptions>](),
+            operands: operands, example: example
+        ) { _, operands, invocation throws(CLIError) in try run(operands, invocation) }
+    }
+
+    private init(
+        _ name: String, summary: String, usage: String, details: String, options: [Option], operands: Completion,
+        example: String, prepare: @escaping Prepare
     ) {
         self.name = name
         self.summary = summary
@@ -34,7 +74,7 @@ struct Command: Sendable {
         self.operands = operands
         self.example = example
         self.subcommands = []
-        self.run = run
+        self.prepare = prepare
     }
 
     /// A group of subcommands, such as `catalog`.
@@ -47,7 +87,7 @@ struct Command: Sendable {
         self.operands = .nothing
         self.example = subcommands.first?.example ?? ""
         self.subcommands = subcommands
-        self.run = nil
+        self.prepare = nil
     }
 
     func subcommand(named name: String) -> Command? { subcommands.first { $0.name == name } }
@@ -147,6 +187,16 @@ enum Listed: Sendable, Equatable {
 
     /// `subscribers,catalogs`: what the completion scripts pass.
     static func words(_ kinds: [Listed]) -> String { kinds.map(\.word).joined(separator: ",") }
+
+    /// `subscribers,catalogs` read back; nil when a word is none of them.
+    @Sendable static func kinds(_ text: String) -> [Listed]? {
+        var kinds: [Listed] = []
+        for word in text.split(separator: ",") {
+            guard let kind = Listed(word: String(word)) else { return nil }
+            kinds.append(kind)
+        }
+        return kinds
+    }
 }
 
 /// What `--output` (`-o`) takes: journalctl's word for the form.

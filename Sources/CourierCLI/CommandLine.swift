@@ -10,24 +10,26 @@ package enum CourierCommandLine {
         do throws(CLIError) {
             let parsed = try CommandLineParser().parse(arguments)
             command = parsed.path.isEmpty ? nil : parsed.commandName
-            invocation.configPath = parsed.configPath
-            invocation.spoolPath = parsed.spoolPath
-            invocation.quiet = parsed.quiet
-            invocation.verbose = parsed.verbose
-            if parsed.help {
+            invocation.configPath = parsed.global.configPath
+            invocation.spoolPath = parsed.global.spoolPath
+            invocation.quiet = parsed.global.quiet
+            invocation.verbose = parsed.global.verbose
+            if parsed.global.help {
                 invocation.output.line(HelpText.command(parsed.path))
                 return .ok
             }
-            if parsed.version {
+            if parsed.global.version {
                 VersionCommand.show(invocation)
                 return .ok
             }
-            guard let command = parsed.path.last, let run = command.run else {
+            guard let command = parsed.path.last, let prepare = command.prepare else {
                 HelpCommand.printUsage(invocation.output)
                 return .usage
             }
-            var commandArguments = parsed.arguments
-            try run(&commandArguments, invocation)
+            // Every option read into its type (or refused) before the
+            // command does anything.
+            let run = try prepare(parsed.words)
+            try run(invocation)
             return .ok
         } catch {
             // A command's own usage error points at its own help.

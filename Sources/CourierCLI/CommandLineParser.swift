@@ -10,32 +10,29 @@
 /// of subcommands or of options that are valid anywhere.
 struct CommandLineParser {
     struct Result {
-        var configPath: String?
-        var spoolPath: String?
-        var quiet = false
-        var verbose = false
-        var help = false
-        var version = false
+        var global = GlobalOptions()
         /// `[]` for none, `[status]`, or `[catalog, sync]`.
         var path: [Command] = []
-        var arguments = Arguments()
+        /// The command's options and operands, read into its types when it
+        /// is prepared (`Command.prepare`).
+        var words = Command.Words()
 
         /// `catalog sync`: the words that name the command.
         var commandName: String { path.map(\.name).joined(separator: " ") }
     }
 
     let commands: [Command]
-    let globalOptions: [Option]
+    let globalOptions: [OptionField<GlobalOptions>]
 
-    init(commands: [Command] = CommandTable.commands, globalOptions: [Option] = CommandTable.globalOptions) {
+    init(
+        commands: [Command] = CommandTable.commands, globalOptions: [OptionField<GlobalOptions>] = GlobalOptions.fields
+    ) {
         self.commands = commands
         self.globalOptions = globalOptions
     }
 
     func parse(_ words: [String]) throws(CLIError) -> Result {
         var result = Result()
-        var given: [String: [String]] = [:]
-        var operands: [String] = []
         var optionsEnded = false
         var index = 0
         while index < words.count {
@@ -53,14 +50,18 @@ struct CommandLineParser {
                     inline = String(word[word.index(after: equals)...])
                 }
                 if let option = result.path.last?.option(named: name) {
-                    given[option.name, default: []].append(
-                        try value(of: option, given: name, inline: inline, words, &index))
-                } else if let option = globalOptions.first(where: { $0.name == name || $0.short == name }) {
-                    let text = try value(of: option, given: name, inline: inline, words, &index)
-                    apply(option, text, to: &result)
+                    result.words.options.append(
+                        GivenOption(
+                            name: option.name, value: try value(of: option, given: name, inline: inline, words, &index))
+                    )
+                } else if let field = globalOptions.first(where: { $0.option.name == name || $0.option.short == name })
+                {
+                    // Read at once: the last one given counts.
+                    try field.apply(
+                        &result.global, try value(of: field.option, given: name, inline: inline, words, &index))
                 } else {
                     let command = result.path.isEmpty ? "" : " for courier \(result.commandName)"
-                    let known = (result.path.last?.options ?? []) + globalOptions
+                    let known = (result.path.last?.options ?? []) + globalOptions.map(\.option)
                     throw .usage(
                         "unknown option \(name)\(command)"
                             + Suggestion.hint(
@@ -82,14 +83,12 @@ struct CommandLineParser {
                 }
                 result.path.append(command)
             } else {
-                operands.append(word)
+                result.words.operands.append(word)
             }
         }
-        if let group = result.path.last, !group.subcommands.isEmpty, !result.help, !result.version {
+        if let group = result.path.last, !group.subcommands.isEmpty, !result.global.help, !result.global.version {
             throw .usage("\(result.commandName) needs a command: \(Self.choices(group))")
         }
-        let declared = Set(result.path.last?.options.map(\.name) ?? [])
-        result.arguments = Arguments(options: given, operands: operands, declared: declared)
         return result
     }
 
@@ -106,20 +105,6 @@ struct CommandLineParser {
         guard index < words.count else { throw .usage("\(name) needs a value") }
         index += 1
         return words[index - 1]
-    }
-
-    /// Repeating a global option is not an error: the last one counts, so
-    /// an alias with `--config` can still be given another.
-    private func apply(_ option: Option, _ value: String, to result: inout Result) {
-        switch option.name {
-        case "--config": result.configPath = value
-        case "--spool": result.spoolPath = value
-        case "--quiet": result.quiet = true
-        case "--verbose": result.verbose = true
-        case "--help": result.help = true
-        case "--version": result.version = true
-        default: assertionFailure("global option \(option.name) has no effect")
-        }
     }
 
     private static func choices(_ group: Command) -> String {

@@ -31,16 +31,22 @@ struct Output {
     }
 
     /// One JSON value on one line, keys sorted and slashes unescaped, so
-    /// scripts and people read the same text (`jq`, `grep "sent/"`).
-    func json(_ value: Any) {
-        guard let data = try? JSONSerialization.data(withJSONObject: value, options: Self.jsonOptions) else {
+    /// scripts and people read the same text (`jq`, `grep "sent/"`). Each
+    /// shape is a type of its own (JSON/), listed in courier(1).
+    func json(_ value: some Encodable) {
+        guard let text = Self.jsonText(value) else {
             error("unable to encode the output as JSON")
             return
         }
-        print(String(decoding: data, as: UTF8.self))
+        print(text)
     }
 
-    static let jsonOptions: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+    /// The same JSON as a string, for JSON Lines written a line at a time.
+    static func jsonText(_ value: some Encodable) -> String? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
+    }
 
     /// Rows as aligned columns on a terminal, tab-separated in a pipe.
     func table(_ rows: [[String]]) {

@@ -35,14 +35,6 @@ package enum CatalogSince: Codable, Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    /// A number or a string, for JSON output.
-    package var jsonValue: Any {
-        switch self {
-        case .version(let version): return version
-        case .serverTime(let time): return time
-        }
-    }
-
     /// The `since=` value, before percent-encoding.
     package var description: String {
         switch self {

@@ -122,7 +122,7 @@ package enum Explanation {
 
     /// A transient failure in plain words, with what the round did about it.
     static func transientReason(_ line: LedgerLine) -> String {
-        let cause = TransientFailure.reason(in: line) ?? (line.status == 0 ? line.detail : "HTTP \(line.status)")
+        let cause = TransientFailure.reason(in: line) ?? (line.answer.status.map { "HTTP \($0)" } ?? line.detail)
         let what: String
         switch line.status {
         case 0: what = "the subscriber did not answer (\(cause))"

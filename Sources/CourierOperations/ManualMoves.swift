@@ -75,7 +75,7 @@ package struct ManualMoves {
             var transition = Transition()
             transition.lines = chunk.map { item in
                 LedgerLine(
-                    time: now, round: "manual", subscriber: item.ledgerSubscriber, key: item.ledgerKey, event: event,
+                    time: now, actor: .person, subscriber: item.ledgerSubscriber, key: item.ledgerKey, event: event,
                     detail: "\(detail): \(item.state.rawValue)/ → \(arrow)")
             }
             for item in chunk {

@@ -47,7 +47,7 @@ package struct EventLog: Sendable {
     static func describe(_ line: LedgerLine) -> String {
         let who = line.subscriber == "-" ? line.key : "\(line.key)@\(line.subscriber)"
         var text = "\(line.event.rawValue) \(who)"
-        if line.status > 0 { text += " status=\(line.status)" }
+        if let status = line.answer.status { text += " status=\(status)" }
         if line.attempt > 0 { text += " attempt=\(line.attempt) \(line.durationMilliseconds)ms" }
         if !line.detail.isEmpty { text += ": " + LedgerLine.escape(String(line.detail.prefix(200))) }
         return text

@@ -4,30 +4,57 @@ import CourierPosix
 /// UTC: the ledger's days are UTC days and every time courier prints ends
 /// in `Z`, so a day or a time copied from its output means what it says
 /// (docs/decisions.md, "Command line").
-package enum TimeExpression {
+package enum TimeExpression: Sendable, Equatable {
+    case now, today, yesterday, tomorrow
+    /// `-1h`: this long before now.
+    case ago(Duration)
+    /// A day, a time or `@EPOCH`: the same whenever it is read.
+    case at(Timestamp)
+
     /// What a usage error lists.
     package static let forms =
         "today, yesterday, tomorrow, now, -30m, -1h, -2d, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] (UTC), @EPOCH or RFC 3339"
 
-    /// `text` as a point in time, with `now` given so the answer depends on
-    /// nothing else; nil for anything that is not one of `forms`.
-    package static func parse(_ text: String, now: Timestamp) -> Timestamp? {
-        let today = now.utcDayStart
+    /// `text` read once, to be resolved against a `now` later; nil for
+    /// anything that is not one of `forms`.
+    package init?(_ text: String) {
         switch text {
-        case "now": return now
-        case "today": return today
-        case "yesterday": return today - .seconds(86_400)
-        case "tomorrow": return today + .seconds(86_400)
-        default: break
+        case "now": self = .now
+        case "today": self = .today
+        case "yesterday": self = .yesterday
+        case "tomorrow": self = .tomorrow
+        default:
+            if text.hasPrefix("-") {
+                // `-1h`: an age, in the units the configuration uses.
+                guard let age = Units.duration(String(text.dropFirst())) else { return nil }
+                self = .ago(age)
+            } else if let time = text.hasPrefix("@")
+                ? Self.epoch(text.dropFirst()) : Self.dayAndTime(text) ?? Timestamp(dateOrTime: text)
+            {
+                self = .at(time)
+            } else {
+                return nil
+            }
         }
-        if text.hasPrefix("-") {
-            // `-1h`: an age, in the units the configuration uses.
-            guard let age = Units.duration(String(text.dropFirst())) else { return nil }
-            return now - age
+    }
+
+    /// The point in time, with `now` given so the answer depends on
+    /// nothing else.
+    package func resolved(now: Timestamp) -> Timestamp {
+        let today = now.utcDayStart
+        switch self {
+        case .now: return now
+        case .today: return today
+        case .yesterday: return today - .seconds(86_400)
+        case .tomorrow: return today + .seconds(86_400)
+        case .ago(let age): return now - age
+        case .at(let time): return time
         }
-        if text.hasPrefix("@") { return epoch(text.dropFirst()) }
-        if let dayAndTime = dayAndTime(text) { return dayAndTime }
-        return Timestamp(dateOrTime: text)
+    }
+
+    /// `text` as a point in time; nil for anything that is not one of `forms`.
+    package static func parse(_ text: String, now: Timestamp) -> Timestamp? {
+        TimeExpression(text)?.resolved(now: now)
     }
 
     /// `@1764486000` or `@1764486000.25`: seconds since 1970, as date +%s

@@ -19,34 +19,45 @@ enum CatalogCommand {
                     stopped. Any failed sync exits 75. With --if-requested, only when
                     .courier/sync-requested exists (courier-sync-request.path), which is removed after.
                     """,
-                options: [
-                    .flag("--full", "start from the beginning, and remove what the server no longer has"),
-                    .flag("--if-requested", "sync only if .courier/sync-requested exists, then remove it"),
-                ],
-                operands: .listed([.catalogs]), example: "courier catalog sync products --full",
-                run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "sync") }),
+                options: SyncOptions.fields, operands: .listed([.catalogs]),
+                example: "courier catalog sync products --full",
+                run: { options, operands, invocation throws(CLIError) in try sync(options, operands, invocation) }),
             Command(
                 "status", summary: "each catalog's since, age, failures, last duration, next sync",
-                usage: "[NAME] [--json|--output FORMAT]", options: Option.json("one JSON object: {\"catalogs\":[…]}"),
+                usage: "[NAME] [--json|--output FORMAT]", options: StatusOptions.fields,
                 operands: .listed([.catalogs]), example: "courier catalog status --json",
-                run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: "status") }),
+                run: { options, operands, invocation throws(CLIError) in try status(options, operands, invocation) }),
         ])
 
-    /// `action` is the subcommand, `sync` or `status`; the table declares
-    /// which options each takes.
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: String) throws(CLIError) {
-        let full = action == "sync" && arguments.flag("--full")
-        let ifRequested = action == "sync" && arguments.flag("--if-requested")
-        let json = action == "status" ? try arguments.json() : false
-        let rest = try arguments.positionals()
-        guard rest.count <= 1 else { throw .usage("catalog \(action) takes at most one NAME") }
-        let configuration = try invocation.configuration(readingSecrets: action == "sync")
-        if action == "status" {
-            try status(
-                try catalogs(rest.first, in: configuration), spool: invocation.readSpool(), json: json,
-                output: invocation.output)
-            return
-        }
+    struct SyncOptions: CommandOptions {
+        var full = false
+        var ifRequested = false
+
+        static let fields: [OptionField<SyncOptions>] = [
+            .flag("--full", "start from the beginning, and remove what the server no longer has", \.full),
+            .flag("--if-requested", "sync only if .courier/sync-requested exists, then remove it", \.ifRequested),
+        ]
+    }
+
+    struct StatusOptions: CommandOptions {
+        var output = OutputForm()
+
+        static let fields: [OptionField<StatusOptions>] = OptionField.json(
+            "one JSON object: {\"catalogs\":[…]}", \.output)
+    }
+
+    static func status(_ options: StatusOptions, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        guard operands.count <= 1 else { throw .usage("catalog status takes at most one NAME") }
+        let configuration = try invocation.configuration(readingSecrets: false)
+        try status(
+            try catalogs(operands.first, in: configuration), spool: invocation.readSpool(), json: options.output.isJSON,
+            output: invocation.output)
+    }
+
+    static func sync(_ options: SyncOptions, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let ifRequested = options.ifRequested
+        guard operands.count <= 1 else { throw .usage("catalog sync takes at most one NAME") }
+        let configuration = try invocation.configuration(readingSecrets: true)
         let session = try invocation.openSession(configuration)
         let request = SyncRequest(session: session)
         if ifRequested {
@@ -65,7 +76,7 @@ enum CatalogCommand {
             throw .usage(message)
         }
         let chosen: [Catalog]
-        do { chosen = try catalogs(rest.first, in: configuration) } catch {
+        do { chosen = try catalogs(operands.first, in: configuration) } catch {
             guard case .usage(let message) = error else { throw error }
             try refuse(message)
         }
@@ -76,7 +87,7 @@ enum CatalogCommand {
                 let report = try CatalogSync(
                     session: session, configuration: configuration, catalog: catalog, log: invocation.log
                 )
-                .run(full: full)
+                .run(full: options.full)
                 invocation.output.line(
                     "catalog \(catalog.name): \(report.full ? "full" : "delta") sync\(report.resumed ? " (resumed)" : "") "
                         + "to \(report.position): \(report.upserts) upserts, \(report.tombstones) tombstones, "
@@ -110,7 +121,7 @@ enum CatalogCommand {
     static func status(_ catalogs: [Catalog], spool: Spool, json: Bool, output: Output) throws(CLIError) {
         let now = Timestamp.now()
         var rows: [[String]] = []
-        var objects: [[String: Any]] = []
+        var objects: [CatalogJSON] = []
         for catalog in catalogs {
             let state: CatalogState
             do { state = try CatalogState.load(catalog.name, in: spool) } catch { throw .spool(error) }
@@ -121,26 +132,13 @@ enum CatalogCommand {
                 state.lastDurationMilliseconds.map { "\($0)ms" } ?? "-", next,
                 state.syncing != nil ? "interrupted" : "",
             ])
-            objects.append(jsonObject(catalog, state))
+            objects.append(CatalogJSON(catalog, state))
         }
         if json {
-            output.json(["catalogs": objects])
+            output.json(CatalogsJSON(catalogs: objects))
             return
         }
         if output.isTerminal { rows.insert(["CATALOG", "SINCE", "AGE", "FAILURES", "DURATION", "NEXT", ""], at: 0) }
         output.table(rows)
     }
-
-    /// One catalog's state in JSON, the same in `catalog status --json` and
-    /// `status --json`.
-    static func jsonObject(_ catalog: Catalog, _ state: CatalogState) -> [String: Any] {
-        [
-            "catalog": catalog.name.value, "since": state.since?.jsonValue ?? NSNull(),
-            "version": state.completeVersion ?? NSNull(), "lastSuccess": state.lastSuccess ?? NSNull(),
-            "failures": state.failures, "lastDurationMs": state.lastDurationMilliseconds ?? NSNull(),
-            "nextSync": CatalogSync.nextIsFull(state, cursor: catalog.cursor(resuming: state)) ? "full" : "delta",
-            "interrupted": state.syncing != nil, "lastError": state.lastError ?? NSNull(),
-        ]
-    }
-
 }

@@ -15,13 +15,20 @@ enum CheckCommand {
             fault (world-writable, a folder on another file system, queued/ not writable)
             exits 74.
             """,
-        options: Option.json("one JSON object: {config, spool, ok, subscribers, catalogs, findings}"),
+        options: Options.fields,
         example: "courier --config /etc/courier/courier.conf check",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        try arguments.noPositionals("check")
-        let json = try arguments.json()
+    struct Options: CommandOptions {
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] = OptionField.json(
+            "one JSON object: {config, spool, ok, subscribers, catalogs, findings}", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        try operands.none(for: "check")
+        let json = options.output.isJSON
         let configuration = try invocation.configuration(readingSecrets: true)
         let spool = try invocation.readSpool()
         let warnings = (configuration.secretFileWarnings() + configuration.tokenExpiryWarnings().map(\.description)).map
@@ -33,12 +40,12 @@ enum CheckCommand {
             + NotifierCheck(configuration: configuration, spool: spool).run()
         let ok = !findings.contains { $0.severity == .fault }
         if json {
-            invocation.output.json([
-                "config": configuration.file ?? NSNull(), "spool": spool.path, "ok": ok,
-                "subscribers": configuration.subscribers.map(\.name.value),
-                "catalogs": configuration.catalogs.map(\.name.value),
-                "findings": findings.map { ["severity": $0.severity.rawValue, "message": $0.message] },
-            ])
+            invocation.output.json(
+                CheckJSON(
+                    config: configuration.file, spool: spool.path, ok: ok,
+                    subscribers: configuration.subscribers.map(\.name.value),
+                    catalogs: configuration.catalogs.map(\.name.value),
+                    findings: findings.map { .init(severity: $0.severity.rawValue, message: $0.message) }))
         } else {
             let names = configuration.subscribers.map(\.name.value).joined(separator: ", ")
             invocation.output.line("config \(configuration.file ?? "-"): ok (subscribers: \(names))")

@@ -20,14 +20,21 @@ enum CompletionsCommand {
             at most \(listLimit); a file name with a blank, a newline or a byte a shell expands is
             never offered. A configuration or spool that cannot be read gives no words.
             """,
-        options: [
-            .value(
-                "--list", "WHAT", "the words to offer: subscribers, catalogs, or STATE[,STATE…]",
-                completion: .words(["subscribers", "catalogs"] + SpoolState.allCases.map(\.rawValue)))
-        ],
+        options: Options.fields,
         operands: .words(Shell.allCases.map(\.rawValue)),
         example: "courier completions bash > ~/.local/share/bash-completion/completions/courier",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
+
+    struct Options: CommandOptions {
+        var list: [Listed]?
+
+        static let fields: [OptionField<Options>] = [
+            .value(
+                "--list", "WHAT", "the words to offer: subscribers, catalogs, or STATE[,STATE…]", \.list,
+                completion: .words(["subscribers", "catalogs"] + SpoolState.allCases.map(\.rawValue)),
+                expected: "not subscribers, catalogs or states joined by commas", read: Listed.kinds)
+        ]
+    }
 
     enum Shell: String, CaseIterable {
         case bash, zsh, fish
@@ -37,14 +44,13 @@ enum CompletionsCommand {
     /// entries must not be printed to it.
     static let listLimit = 1000
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let rest = try arguments.positionals()
-        if let what = try arguments.option("--list") {
-            guard rest.count <= 1 else { throw .usage("completions --list WHAT [PREFIX]") }
-            try list(what, prefix: rest.first ?? "", invocation)
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        if let kinds = options.list {
+            guard operands.count <= 1 else { throw .usage("completions --list WHAT [PREFIX]") }
+            list(kinds, prefix: operands.first ?? "", invocation)
             return
         }
-        guard rest.count == 1, let word = rest.first else { throw .usage("completions bash|zsh|fish") }
+        let word = try operands.one("completions bash|zsh|fish")
         guard let shell = Shell(rawValue: word) else {
             throw .usage(
                 "completions bash|zsh|fish: no completion for \(word)"
@@ -70,14 +76,7 @@ enum CompletionsCommand {
 
     /// The words, one a line. Whatever cannot be read is passed over in
     /// silence: a completion has nowhere to say it.
-    static func list(_ what: String, prefix: String, _ invocation: Invocation) throws(CLIError) {
-        var kinds: [Listed] = []
-        for word in what.split(separator: ",").map(String.init) {
-            guard let kind = Listed(word: word) else {
-                throw .usage("completions --list \(word): not subscribers, catalogs or a state")
-            }
-            kinds.append(kind)
-        }
+    static func list(_ kinds: [Listed], prefix: String, _ invocation: Invocation) {
         var printed = 0
         func offer(_ word: String) {
             guard printed < listLimit, word.hasPrefix(prefix) else { return }

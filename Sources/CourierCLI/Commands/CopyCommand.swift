@@ -7,24 +7,23 @@ enum CopyCommand {
     static let command = Command(
         "copy", summary: "a deliberate duplicate with the new key ID#N (N: next unused)",
         usage: "ENTRY [--subscriber NAME]",
-        options: [
-            .value("--subscriber", "NAME", "queue the copy for this subscriber instead", completion: .subscribers)
-        ],
+        options: Options.fields,
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier copy w-2026-11-30-0700@alpha --subscriber beta",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let subscriberText = try arguments.option("--subscriber")
-        let rest = try arguments.positionals()
-        guard rest.count == 1, let text = rest.first else { throw .usage("copy ENTRY [--subscriber NAME]") }
+    struct Options: CommandOptions {
         var subscriber: SubscriberName?
-        if let subscriberText {
-            guard let name = SubscriberName(subscriberText) else {
-                throw .usage("\(subscriberText) is not a subscriber name")
-            }
-            subscriber = name
-        }
+
+        static let fields: [OptionField<Options>] = [
+            .value(
+                "--subscriber", "NAME", "queue the copy for this subscriber instead", \.subscriber,
+                completion: .subscribers)
+        ]
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let text = try operands.one("copy ENTRY [--subscriber NAME]")
         let configuration = try invocation.configuration(readingSecrets: false)
         let session = try invocation.openSession(configuration)
         defer { invocation.refreshMetrics(configuration, session: session) }
@@ -33,7 +32,7 @@ enum CopyCommand {
             guard items.count == 1, let item = items.first else {
                 throw .ambiguous(text, items.map(\.name.description))
             }
-            let copy = try Copier(session: session, configuration: configuration).copy(item, to: subscriber)
+            let copy = try Copier(session: session, configuration: configuration).copy(item, to: options.subscriber)
             invocation.output.line("queued/\(copy.fileName) (a copy of \(item.state.rawValue)/\(item.name))")
         } catch {
             throw .operation(error)

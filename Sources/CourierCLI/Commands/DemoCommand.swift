@@ -12,10 +12,10 @@ enum DemoCommand {
     static let command = Command(
         "demo", summary: "a real round on a temporary spool against embedded sinks",
         details: "The directory (/tmp/courier-demo-XXXXXX) is kept, to look around in.", example: "courier demo",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { operands, invocation throws(CLIError) in try run(operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        try arguments.noPositionals("demo")
+    static func run(_ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        try operands.none(for: "demo")
         let output = invocation.output
         let demo = try setUp()
         output.line("== courier demo in \(demo.base)")

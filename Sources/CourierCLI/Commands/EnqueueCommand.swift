@@ -12,10 +12,10 @@ enum EnqueueCommand {
             A FILE that starts with `-` goes after `--`.
             """,
         operands: .files, example: "some-exporter | courier enqueue -",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { operands, invocation throws(CLIError) in try run(operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        var sources = try arguments.positionals()
+    static func run(_ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        var sources = operands.words
         if sources.isEmpty { sources = ["-"] }
         let configuration = try invocation.configuration(readingSecrets: false)
         let inbox = try invocation.openInbox(configuration)

@@ -14,25 +14,28 @@ enum EtagCommand {
             for `etag=$(courier etag ID)`; exits 65 when none is kept, or when several
             subscribers gave one and --subscriber names none.
             """,
-        options: [
-            .value("--subscriber", "NAME", "the etag this subscriber's server gave", completion: .subscribers)
-        ] + Option.json("one object per subscriber: subscriber, entity, etag, server_id, key, time"),
+        options: Options.fields,
         example: "courier etag order-7 --subscriber outbox",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = try arguments.json()
-        let subscriberText = try arguments.option("--subscriber")
-        let rest = try arguments.positionals()
-        guard rest.count == 1, let text = rest.first else { throw .usage("etag \(command.usage)") }
-        guard let entity = RecordID(text) else { throw .usage("\(text) is not a record id") }
+    struct Options: CommandOptions {
         var subscriber: SubscriberName?
-        if let subscriberText {
-            guard let name = SubscriberName(subscriberText) else {
-                throw .usage("\(subscriberText) is not a subscriber name")
-            }
-            subscriber = name
-        }
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [
+                .value(
+                    "--subscriber", "NAME", "the etag this subscriber's server gave", \.subscriber,
+                    completion: .subscribers)
+            ]
+            + OptionField.json("one object per subscriber: subscriber, entity, etag, server_id, key, time", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let json = options.output.isJSON
+        let subscriber = options.subscriber
+        let text = try operands.one("etag \(command.usage)")
+        guard let entity = RecordID(text) else { throw .usage("\(text) is not a record id") }
         let store = EntityTagStore(spool: try invocation.readSpool())
         var found: [(subscriber: SubscriberName, tag: EntityTag)]
         do {
@@ -48,15 +51,10 @@ enum EtagCommand {
         }
         if json {
             for (name, tag) in found {
-                var object: [String: String] = [
-                    "subscriber": name.value, "entity": entity.value, "etag": tag.etag, "key": tag.key,
-                    "time": tag.time,
-                ]
-                object["server_id"] = tag.serverID
-                guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-                    continue
-                }
-                invocation.output.line(String(decoding: data, as: UTF8.self))
+                invocation.output.json(
+                    EntityTagJSON(
+                        subscriber: name.value, entity: entity.value, etag: tag.etag, key: tag.key, time: tag.time,
+                        serverID: tag.serverID))
             }
             return
         }

@@ -4,11 +4,7 @@ enum HelpCommand {
     static let command = Command(
         "help", summary: "list the commands, or show one command's usage and options",
         usage: "[COMMAND [SUBCOMMAND]]", operands: .commands, example: "courier help catalog sync",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
-
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        invocation.output.line(try text(for: try arguments.positionals()))
-    }
+        run: { operands, invocation throws(CLIError) in invocation.output.line(try text(for: operands.words)) })
 
     /// The help for the command these words name; an unknown one is a
     /// usage error, as it would be on the command line.

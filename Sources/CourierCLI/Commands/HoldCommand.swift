@@ -13,17 +13,23 @@ enum HoldCommand {
             Intake still takes NAME's records; they wait in queued/. touch .courier/held/NAME
             does the same without the held ledger line. Holding again keeps since when.
             """,
-        options: [
-            .value("--reason", "TEXT", "why, as status shows it")
-        ] + Option.json("one JSON object: {subscriber, held, since, reason}"),
+        options: Options.fields,
         operands: .subscribers,
         example: "courier hold alpha --reason 'maintenance until 12:00'",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let reason = try arguments.option("--reason") ?? ""
-        let rest = try arguments.positionals()
-        guard rest.count == 1, let text = rest.first else { throw .usage("hold NAME [--reason TEXT]") }
+    struct Options: CommandOptions {
+        var reason: String?
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [.value("--reason", "TEXT", "why, as status shows it", \.reason)]
+            + OptionField.json("one JSON object: {subscriber, held, since, reason}", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let reason = options.reason ?? ""
+        let text = try operands.one("hold NAME [--reason TEXT]")
         // The secrets too: a reason that names one is kept redacted.
         let configuration = try invocation.configuration(readingSecrets: true)
         // A hold on a name no section has would hold nothing: a typo.
@@ -34,17 +40,11 @@ enum HoldCommand {
         defer { invocation.refreshMetrics(configuration, session: session) }
         let hold: Hold
         do { hold = try Holding(session: session).hold(name, reason: reason) } catch { throw .operation(error) }
-        if try arguments.json() {
-            invocation.output.json(Self.json(hold, held: true))
+        if options.output.isJSON {
+            invocation.output.json(HoldJSON(hold, held: true))
             return
         }
         invocation.output.line(
             "\(name) held since \(hold.since.rfc3339): rounds send it nothing until `courier release \(name)`")
-    }
-
-    /// What `hold --json` and `release --json` print; `status --json`'s
-    /// `held[]` names the same fields.
-    static func json(_ hold: Hold, held: Bool) -> [String: Any] {
-        ["subscriber": hold.subscriber.value, "held": held, "since": hold.since.rfc3339, "reason": hold.reason]
     }
 }

@@ -14,13 +14,21 @@ enum InitCommand {
             sticky), and the spool 0751; every other folder stays closed to them. The spool's
             owner must be a member too, to read what they drop.
             """,
-        options: [.value("--group", "NAME", "the producers' group, which may write tmp/ and queued/")],
+        options: Options.fields,
         example: "courier --spool /var/spool/courier init --group courier-producers",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let groupName = try arguments.option("--group")
-        try arguments.noPositionals("init")
+    struct Options: CommandOptions {
+        var group: String?
+
+        static let fields: [OptionField<Options>] = [
+            .value("--group", "NAME", "the producers' group, which may write tmp/ and queued/", \.group)
+        ]
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let groupName = options.group
+        try operands.none(for: "init")
         var group: gid_t?
         if let groupName {
             guard let id = Accounts.group(named: groupName) else {

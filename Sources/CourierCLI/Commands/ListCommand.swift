@@ -14,33 +14,40 @@ enum ListCommand {
             Without STATE, every state but sent/. Rows come in the order the folders give them,
             as soon as each is read (pipe to sort for another).
             """,
-        options: [
-            .value(
-                "--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files",
-                completion: .subscribers),
-            .value("--older-than", "DURATION", "items whose file is older than this (30m, 2h, 7d), by mtime"),
-        ] + Option.json("one JSON object per line"),
+        options: Options.fields,
         operands: .words(SpoolState.allCases.map(\.rawValue)), example: "courier list queued --older-than 1h",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = try arguments.json()
-        let rest = try arguments.positionals()
-        guard rest.count <= 1 else { throw .usage("list takes at most one STATE") }
+    struct Options: CommandOptions {
+        /// A name, or `-` for flagged and intake files: a removed
+        /// subscriber's entries are still listed.
+        var subscriber: String?
+        var olderThan: Duration?
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [
+                .value(
+                    "--subscriber", "NAME", "this subscriber's items only; - for flagged and intake files",
+                    \.subscriber, completion: .subscribers),
+                .value(
+                    "--older-than", "DURATION", "items whose file is older than this (30m, 2h, 7d), by mtime",
+                    \.olderThan),
+            ] + OptionField.json("one JSON object per line", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let json = options.output.isJSON
+        guard operands.count <= 1 else { throw .usage("list takes at most one STATE") }
         var filter = Listing.Filter()
-        if let name = rest.first {
+        if let name = operands.first {
             guard let state = SpoolState(rawValue: name) else {
                 throw .usage("\(name) is not a state (\(SpoolState.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             filter.states = [state]
         }
-        filter.subscriber = try arguments.option("--subscriber")
-        if let text = try arguments.option("--older-than") {
-            guard let age = Units.duration(text) else {
-                throw .usage("--older-than \(text): not a duration (such as 90s, 30m, 2h, 7d)")
-            }
-            filter.olderThan = age
-        }
+        filter.subscriber = options.subscriber
+        filter.olderThan = options.olderThan
         let spool = try invocation.readSpool()
         let now = Timestamp.now()
         let output = invocation.output
@@ -63,7 +70,10 @@ enum ListCommand {
     }
 
     static func cells(_ row: Listing.Row, now: Timestamp) -> [String] {
-        let last = row.last.map { $0.status > 0 ? "\($0.event.rawValue) \($0.status)" : $0.event.rawValue } ?? "-"
+        let last =
+            row.last.map { last in
+                LedgerAnswer(column: last.status).status.map { "\(last.event.rawValue) \($0)" } ?? last.event.rawValue
+            } ?? "-"
         return [
             row.item.state.rawValue, row.item.ledgerKey, row.item.ledgerSubscriber, row.kind ?? "-", row.time ?? "-",
             Age.describe(now - row.takenIn), last,
@@ -71,13 +81,11 @@ enum ListCommand {
     }
 
     static func object(_ row: Listing.Row, now: Timestamp) -> String {
-        var object = JSONFields.item(row.item)
-        object["kind"] = row.kind ?? NSNull()
-        object["time"] = row.time ?? NSNull()
-        object["ageSeconds"] = (now - row.takenIn).nanoseconds / 1_000_000_000
-        object["lastEvent"] = row.last?.event.rawValue ?? NSNull()
-        object["lastStatus"] = row.last?.status ?? NSNull()
-        return JSONFields.text(object) ?? "null"
+        Output.jsonText(
+            ListRowJSON(
+                item: ItemJSON(row.item), kind: row.kind, time: row.time,
+                ageSeconds: (now - row.takenIn).nanoseconds / 1_000_000_000, lastEvent: row.last?.event,
+                lastStatus: row.last?.status)) ?? "null"
     }
 
     /// Nothing listed for a name the configuration does not know: most
@@ -85,7 +93,8 @@ enum ListCommand {
     /// subscriber's entries (in needsAttention/) were listed, so they never
     /// get here.
     static func check(subscriber: String, _ invocation: Invocation) throws(CLIError) {
-        guard subscriber != "-", let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        // A broken configuration is an error (exit 78), never taken for none.
+        guard subscriber != "-", let configuration = try invocation.configurationIfAny(readingSecrets: false)
         else { return }
         let configured = configuration.subscribers.map(\.name.value)
         guard !configured.contains(subscriber) else { return }

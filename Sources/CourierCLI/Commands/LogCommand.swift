@@ -19,21 +19,39 @@ enum LogCommand {
             ledger's first day. --until is exclusive. --follow prints the last 10 lines (or -n N)
             and then each new line as it is written, past midnight too, until interrupted.
             """,
-        options: [
-            .value("--since", "TIME", "from this time on (default: today, 00:00 UTC)"),
-            .value("--until", "TIME", "before this time"),
-            .value("--lines", short: "-n", "N", "only the last N matching lines"),
-            .flag("--follow", short: "-f", "then print new lines as they are written"),
-            .value(
-                "--subscriber", "NAME", "this subscriber's (or catalog's) lines only; - for files and routes",
-                completion: .listed([.subscribers, .catalogs])),
-            .value("--key", "KEY", "this key's lines only (exactly: ID, or ID#N for a copy)"),
-            .value(
-                "--event", "EVENT", "lines of this event only", completion: .words(LedgerEvent.allCases.map(\.rawValue))
-            ),
-        ] + Option.json("one JSON object per line"),
+        options: Options.fields,
         example: "courier log --since -1h --event needsAttention",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
+
+    struct Options: CommandOptions {
+        var since: TimeExpression?
+        var until: TimeExpression?
+        var lines: Int?
+        var follow = false
+        /// A name, a catalog's, `-` for files and routes, or one the
+        /// configuration no longer has: checked against all of them.
+        var subscriber: String?
+        var key: String?
+        var event: LedgerEvent?
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [
+                .value("--since", "TIME", "from this time on (default: today, 00:00 UTC)", \.since),
+                .value("--until", "TIME", "before this time", \.until),
+                .value(
+                    "--lines", short: "-n", "N", "only the last N matching lines", \.lines,
+                    expected: "not a number of lines", read: LogCommand.lineCount),
+                .flag("--follow", short: "-f", "then print new lines as they are written", \.follow),
+                .value(
+                    "--subscriber", "NAME", "this subscriber's (or catalog's) lines only; - for files and routes",
+                    \.subscriber, completion: .listed([.subscribers, .catalogs])),
+                .value("--key", "KEY", "this key's lines only (exactly: ID, or ID#N for a copy)", \.key),
+                .value(
+                    "--event", "EVENT", "lines of this event only", \.event,
+                    completion: .words(LedgerEvent.allCases.map(\.rawValue))),
+            ] + OptionField.json("one JSON object per line", \.output)
+    }
 
     /// How long a follow sleeps between looks: new lines show within a
     /// blink, and an idle follow costs four reads of a directory a second.
@@ -42,32 +60,26 @@ enum LogCommand {
     /// The lines `--follow` shows before the new ones, as `journalctl -f`.
     static let followLines = 10
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = try arguments.json()
-        let follow = arguments.flag("--follow")
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let json = options.output.isJSON
+        let follow = options.follow
         let now = Timestamp.now()
         var filter = History.Filter()
-        filter.until = try time(arguments.option("--until"), option: "--until", now: now)
-        filter.key = try arguments.option("--key")
+        filter.until = options.until?.resolved(now: now)
+        filter.key = options.key
         filter.since =
-            try time(arguments.option("--since"), option: "--since", now: now)
+            options.since?.resolved(now: now)
             ?? LogQuery.defaultSince(until: filter.until, key: filter.key, following: follow, now: now)
-        if let event = try arguments.option("--event") {
-            guard let parsed = LedgerEvent(rawValue: event) else {
-                throw .usage(
-                    "\(event) is not an event (\(LedgerEvent.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            filter.event = parsed
-        }
-        var last = try lines(arguments.option("--lines"))
-        try arguments.noPositionals("log")
+        filter.event = options.event
+        var last = options.lines
+        try operands.none(for: "log")
         if follow {
             if filter.until != nil { throw .usage("--follow shows lines yet to be written: it takes no --until") }
             // journalctl -f: the last 10 lines, unless a start was asked for.
-            if last == nil, try arguments.option("--since") == nil { last = followLines }
+            if last == nil, options.since == nil { last = followLines }
         }
         let spool = try invocation.readSpool()
-        if let subscriber = try arguments.option("--subscriber") {
+        if let subscriber = options.subscriber {
             try check(subscriber: subscriber, spool: spool, invocation)
             filter.subscriber = subscriber
         }
@@ -112,23 +124,10 @@ enum LogCommand {
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
-    /// A `--since`/`--until` value, or a usage error naming the option, the
-    /// value and the forms there are.
-    static func time(_ text: String?, option: String, now: Timestamp) throws(CLIError) -> Timestamp? {
-        guard let text else { return nil }
-        guard let time = TimeExpression.parse(text, now: now) else {
-            throw .usage("\(option) \(text): not a time; give \(TimeExpression.forms)")
-        }
-        return time
-    }
-
     /// `-n N`: a count of lines, 0 and up.
-    static func lines(_ text: String?) throws(CLIError) -> Int? {
-        guard let text else { return nil }
-        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit), let count = Int(text) else {
-            throw .usage("--lines \(text): not a number of lines")
-        }
-        return count
+    @Sendable static func lineCount(_ text: String) -> Int? {
+        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else { return nil }
+        return Int(text)
     }
 
     /// A subscriber `log` knows of: configured, a catalog, `-` (files and
@@ -137,9 +136,9 @@ enum LogCommand {
     /// rather than answered with nothing.
     static func check(subscriber: String, spool: Spool, _ invocation: Invocation) throws(CLIError) {
         guard subscriber != "-" else { return }
-        // A configuration that cannot be read is no reason not to show the
-        // ledger: the names it holds still count.
-        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        // No configuration at all (--spool alone) leaves the ledger's names;
+        // a broken one is an error (exit 78), not an empty list of names.
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let subscribers = configuration?.subscribers.map(\.name.value) ?? []
         let catalogs = configuration?.catalogs.map(\.name.value) ?? []
         if subscribers.contains(subscriber) || catalogs.contains(subscriber) { return }
@@ -154,7 +153,7 @@ enum LogCommand {
         throw .usage("--subscriber \(subscriber): no such subscriber, in the configuration or the ledger (\(known))")
     }
 
-    static func jsonLine(_ line: LedgerLine) -> String? { JSONFields.text(JSONFields.ledgerLine(line)) }
+    static func jsonLine(_ line: LedgerLine) -> String? { Output.jsonText(LedgerLineJSON(line)) }
 
     static func row(_ line: LedgerLine) -> [String] {
         [

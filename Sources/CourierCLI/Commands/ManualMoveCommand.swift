@@ -36,18 +36,33 @@ enum ManualMoveCommand {
     static let usage =
         "[ENTRY...|-] [--all] [--subscriber NAME] [--state STATE] [--older-than DURATION] [--json|--output FORMAT]"
 
-    static func options(_ action: Action) -> [Option] {
-        [
-            .flag(
-                "--all",
-                "every entry in \(action.pickStates.map { "\($0.rawValue)/" }.joined(separator: " and "))"
-                    + (action == .delete ? " (queued/ only with --state queued)" : "")),
-            .value("--subscriber", "NAME", "only this subscriber's items", completion: .subscribers),
-            .value(
-                "--state", "STATE", "only items in this state",
-                completion: .words(action.states.map(\.rawValue))),
-            .value("--older-than", "DURATION", "only items whose file is older (1h, 2d)"),
-        ] + Option.json("one JSON object: what moved and what did not")
+    struct Options: CommandOptions {
+        var all = false
+        var subscriber: SubscriberName?
+        var state: SpoolState?
+        var olderThan: Duration?
+        var output = OutputForm()
+
+        /// The same options for the three, each with its own states.
+        static func fields(_ action: Action) -> [OptionField<Options>] {
+            [
+                .flag(
+                    "--all",
+                    "every entry in \(action.pickStates.map { "\($0.rawValue)/" }.joined(separator: " and "))"
+                        + (action == .delete ? " (queued/ only with --state queued)" : ""), \.all),
+                .value("--subscriber", "NAME", "only this subscriber's items", \.subscriber, completion: .subscribers),
+                .value(
+                    "--state", "STATE", "only items in this state", \.state,
+                    completion: .words(action.states.map(\.rawValue)),
+                    expected: "\(action.rawValue) takes \(action.states.map(\.rawValue).joined(separator: " or "))",
+                    read: { text in
+                        // `failed/`, as a shell completes a folder, is failed.
+                        SpoolState(rawValue: text.hasSuffix("/") ? String(text.dropLast()) : text)
+                            .flatMap { action.states.contains($0) ? $0 : nil }
+                    }),
+                .value("--older-than", "DURATION", "only items whose file is older (1h, 2d)", \.olderThan),
+            ] + OptionField.json("one JSON object: what moved and what did not", \.output)
+        }
     }
 
     static let details = """
@@ -67,25 +82,31 @@ enum ManualMoveCommand {
 
     static let ackCommand = Command(
         "ack", summary: "needsAttention/ -> failed/ (accept the failure)", usage: usage, details: details,
-        options: options(.ack), operands: .entries(Action.ack.states),
+        options: Options.fields(.ack), operands: .entries(Action.ack.states),
         example: "courier ack --subscriber alpha --older-than 7d",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: .ack) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation, action: .ack) })
 
     static let resendCommand = Command(
         "resend", summary: "failed/ or needsAttention/ -> queued/ (same key)", usage: usage, details: details,
-        options: options(.resend), operands: .entries(Action.resend.states),
+        options: Options.fields(.resend), operands: .entries(Action.resend.states),
         example: "courier resend --all --subscriber alpha",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: .resend) })
+        run: { options, operands, invocation throws(CLIError) in
+            try run(options, operands, invocation, action: .resend)
+        })
 
     static let deleteCommand = Command(
         "delete", summary: "remove items from needsAttention/, failed/ or queued/ (ledger: deleted)",
-        usage: usage, details: deleteDetails, options: options(.delete), operands: .entries(Action.delete.states),
-        example: "courier delete --state failed --older-than 30d",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, action: .delete) })
+        usage: usage, details: deleteDetails, options: Options.fields(.delete),
+        operands: .entries(Action.delete.states), example: "courier delete --state failed --older-than 30d",
+        run: { options, operands, invocation throws(CLIError) in
+            try run(options, operands, invocation, action: .delete)
+        })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation, action: Action) throws(CLIError) {
-        let selection = try selection(&arguments, action: action)
-        let json = try arguments.json()
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation, action: Action)
+        throws(CLIError)
+    {
+        let selection = try selection(options, operands, action: action)
+        let json = options.output.isJSON
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let session = try invocation.openSession(configuration)
         defer { invocation.refreshMetrics(configuration, session: session) }
@@ -163,9 +184,9 @@ enum ManualMoveCommand {
                 + "(`courier why NAME` says what is wrong)")
     }
 
-    static func selection(_ arguments: inout Arguments, action: Action) throws(CLIError) -> ItemSelection {
+    static func selection(_ options: Options, _ operands: Operands, action: Action) throws(CLIError) -> ItemSelection {
         var selection = ItemSelection()
-        for name in try arguments.positionals() {
+        for name in operands.words {
             selection.namesGiven = true
             if name == "-" {
                 let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -175,25 +196,10 @@ enum ManualMoveCommand {
                 selection.names.append(name)
             }
         }
-        selection.all = arguments.flag("--all")
-        if let text = try arguments.option("--subscriber") {
-            guard let name = SubscriberName(text) else { throw .usage("--subscriber \(text) is not a subscriber name") }
-            selection.subscriber = name
-        }
-        if let text = try arguments.option("--state") {
-            guard let state = SpoolState(rawValue: text.hasSuffix("/") ? String(text.dropLast()) : text),
-                action.states.contains(state)
-            else {
-                throw .usage(
-                    "--state \(text): \(action.rawValue) takes \(action.states.map(\.rawValue).joined(separator: " or "))"
-                )
-            }
-            selection.states = [state]
-        }
-        if let text = try arguments.option("--older-than") {
-            guard let duration = Units.duration(text) else { throw .usage("--older-than \(text) is not a duration") }
-            selection.olderThan = duration
-        }
+        selection.all = options.all
+        selection.subscriber = options.subscriber
+        if let state = options.state { selection.states = [state] }
+        selection.olderThan = options.olderThan
         if selection.isEmpty {
             throw .usage("\(action.rawValue): name entries, `-` for standard input, or pick with --all or a filter")
         }
@@ -219,17 +225,13 @@ enum ManualMoveCommand {
     /// `{"moved":[{"entry","from","to"}],"notMoved":[{"entry","reason"}],
     /// "skipped":[{"entry","state"}]}`; `to` is null for a deletion.
     static func print(_ report: ManualMoves.Report, skipped: [SpoolItem], action: Action, _ output: Output) {
-        let object: [String: Any] = [
-            "action": action.rawValue,
-            "skipped": skipped.map { ["entry": $0.name.description, "state": $0.state.rawValue] },
-            "moved": report.moved.map { item, target in
-                [
-                    "entry": item.name.description, "from": item.state.rawValue,
-                    "to": target.map { $0.rawValue as Any } ?? NSNull(),
-                ] as [String: Any]
-            },
-            "notMoved": report.refused.map { ["entry": $0.name, "reason": $0.reason] },
-        ]
-        output.json(object)
+        output.json(
+            MovesJSON(
+                action: action.rawValue,
+                moved: report.moved.map { item, target in
+                    .init(entry: item.name.description, from: item.state.rawValue, to: target?.rawValue)
+                },
+                notMoved: report.refused.map { .init(entry: $0.name, reason: $0.reason) },
+                skipped: skipped.map { .init(entry: $0.name.description, state: $0.state.rawValue) }))
     }
 }

@@ -13,23 +13,25 @@ enum PruneCommand {
             With failed-retention set, failed/ entries go that long after they entered it, each
             with a deleted ledger line. Never touches needsAttention/.
             """,
-        options: [
-            .value("--retention", "DURATION", "keep this long (183d, 12h…) instead of the configuration's"),
-            .flag("--dry-run", "say what would be removed, and remove nothing"),
-        ],
+        options: Options.fields,
         example: "courier prune --dry-run",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let dryRun = arguments.flag("--dry-run")
+    struct Options: CommandOptions {
         var retention: Duration?
-        if let text = try arguments.option("--retention") {
-            guard let parsed = Units.duration(text) else {
-                throw .usage("--retention \(text) is not a duration such as 183d")
-            }
-            retention = parsed
-        }
-        try arguments.noPositionals("prune")
+        var dryRun = false
+
+        static let fields: [OptionField<Options>] = [
+            .value(
+                "--retention", "DURATION", "keep this long (183d, 12h…) instead of the configuration's", \.retention),
+            .flag("--dry-run", "say what would be removed, and remove nothing", \.dryRun),
+        ]
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let dryRun = options.dryRun
+        let retention = options.retention
+        try operands.none(for: "prune")
         // A broken configuration must not prune with the default in place of
         // the retention it meant; only a missing one falls back.
         let configuration = try invocation.configurationIfAny(readingSecrets: false)

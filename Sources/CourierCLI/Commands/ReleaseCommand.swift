@@ -9,13 +9,19 @@ import Foundation
 enum ReleaseCommand {
     static let command = Command(
         "release", summary: "end a hold: the next round sends NAME's entries", usage: "NAME [--json|--output FORMAT]",
-        options: Option.json("one JSON object: {subscriber, held, since, reason, queued}"),
+        options: Options.fields,
         operands: .subscribers, example: "courier release alpha",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let rest = try arguments.positionals()
-        guard rest.count == 1, let text = rest.first else { throw .usage("release NAME") }
+    struct Options: CommandOptions {
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] = OptionField.json(
+            "one JSON object: {subscriber, held, since, reason, queued}", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let text = try operands.one("release NAME")
         guard let name = SubscriberName(text) else { throw .usage("\(text) is not a subscriber name") }
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let session = try invocation.openSession(configuration)
@@ -23,10 +29,10 @@ enum ReleaseCommand {
         let spool = session.spool
         let hold: Hold?
         do { hold = try Holding(session: session).release(name) } catch { throw .operation(error) }
-        let json = try arguments.json()
+        let json = options.output.isJSON
         guard let hold else {
             if json {
-                invocation.output.json(["subscriber": name.value, "held": false, "since": NSNull(), "reason": NSNull()])
+                invocation.output.json(HoldJSON(notHeld: name.value))
             } else {
                 invocation.output.line("\(name) was not held")
             }
@@ -41,9 +47,7 @@ enum ReleaseCommand {
             throw .spool(error)
         }
         if json {
-            var object = HoldCommand.json(hold, held: false)
-            object["queued"] = waiting
-            invocation.output.json(object)
+            invocation.output.json(HoldJSON(hold, held: false, queued: waiting))
             return
         }
         invocation.output.line(

@@ -14,13 +14,31 @@ enum RunCommand {
             foreground round retries with backoff. When another round holds the spool, run
             exits 0 at once and says so.
             """,
-        options: [
-            .flag("--background", "one attempt per item, then needsAttention/ (the default)"),
-            .flag("--foreground", "retry with backoff, and wait for a round that holds the spool"),
-            .flag("--wait", "wait for a round that holds the spool instead of exiting 0"),
-        ],
+        options: RunOptions.fields,
         example: "courier run --foreground",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: false) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
+
+    struct RunOptions: CommandOptions {
+        var background = false
+        var foreground = false
+        var wait = false
+
+        static let fields: [OptionField<RunOptions>] = [
+            .flag("--background", "one attempt per item, then needsAttention/ (the default)", \.background),
+            .flag("--foreground", "retry with backoff, and wait for a round that holds the spool", \.foreground),
+            .flag("--wait", "wait for a round that holds the spool instead of exiting 0", \.wait),
+        ]
+    }
+
+    struct SendNowOptions: CommandOptions {
+        var attention = false
+
+        static let fields: [OptionField<SendNowOptions>] = [
+            .flag(
+                "--attention", "first take every transient failure in needsAttention/ back to queued/ and send it",
+                \.attention)
+        ]
+    }
 
     static let sendNowCommand = Command(
         "send-now", summary: "a foreground round: retries with backoff, waits for the spool",
@@ -30,33 +48,35 @@ enum RunCommand {
             ENTRY names (postqueue -i), the round sends only those entries of queued/ and leaves
             every other there for the next round; each named entry's state is printed after.
             """,
-        options: [
-            .flag(
-                "--attention", "first take every transient failure in needsAttention/ back to queued/ and send it")
-        ],
+        options: SendNowOptions.fields,
         operands: .entries([.queued]),
         example: "courier send-now --attention",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation, sendNow: true) })
+        run: { options, operands, invocation throws(CLIError) in try sendNow(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation, sendNow: Bool) throws(CLIError) {
-        var mode: RoundMode = sendNow ? .foreground : .background
-        var wait = sendNow
-        // The manual "dispatch now": transient failures are sent again too.
-        let attention = sendNow && arguments.flag("--attention")
-        if !sendNow {
-            let background = arguments.flag("--background")
-            let foreground = arguments.flag("--foreground")
-            if background && foreground { throw .usage("run takes --background or --foreground, not both") }
-            if foreground { mode = .foreground }
-            // A person's foreground round waits for a background one.
-            wait = arguments.flag("--wait") || foreground
+    static func run(_ options: RunOptions, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        if options.background && options.foreground {
+            throw .usage("run takes --background or --foreground, not both")
         }
-        let names = sendNow ? try arguments.positionals() : []
-        if !sendNow { try arguments.noPositionals("run") }
-        if attention && !names.isEmpty {
+        try operands.none(for: "run")
+        // A person's foreground round waits for a background one.
+        try runRound(
+            options.foreground ? .foreground : .background, wait: options.wait || options.foreground,
+            attention: false, names: [], invocation)
+    }
+
+    /// The manual "dispatch now": a foreground round that waits; with
+    /// --attention, transient failures are sent again too.
+    static func sendNow(_ options: SendNowOptions, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        if options.attention && !operands.isEmpty {
             throw .usage(
                 "send-now --attention takes back every transient failure: name no entries, or `courier resend` them")
         }
+        try runRound(.foreground, wait: true, attention: options.attention, names: operands.words, invocation)
+    }
+
+    static func runRound(
+        _ mode: RoundMode, wait: Bool, attention: Bool, names: [String], _ invocation: Invocation
+    ) throws(CLIError) {
         let configuration = try invocation.configuration(readingSecrets: true)
         let session = try invocation.openSession(configuration)
         var chosen: NamedEntries?

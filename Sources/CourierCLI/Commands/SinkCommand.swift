@@ -21,52 +21,94 @@ enum SinkCommand {
             wants one of its tokens on every other request (401 otherwise). Runs until
             SIGINT or SIGTERM.
             """,
-        options: [
-            .value("--listen", "HOST:PORT", "the address to listen on (port 0: any free one)"),
-            .value("--dir", "DIR", "where received records are stored", completion: .directories),
+        options: Options.fields,
+        example: "courier sink --listen 127.0.0.1:8080 --dir /tmp/sink",
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
+
+    struct Options: CommandOptions {
+        var listen: Address?
+        var directory: String?
+        var secretFile: String?
+        var catalogs: String?
+        var pageCursor: PageCursorName?
+        var requestLog: String?
+        var maxConnections: Int?
+        var oauth: OAuthClient?
+        var oauthLifetime: Duration?
+
+        static let fields: [OptionField<Options>] = [
+            .value(
+                "--listen", "HOST:PORT", "the address to listen on (port 0: any free one)", \.listen,
+                expected: "not HOST:PORT", read: Address.init),
+            .value("--dir", "DIR", "where received records are stored", \.directory, completion: .directories),
             .value(
                 "--signing-secret-file", "FILE", "refuse requests without a valid Standard Webhooks signature",
-                completion: .files),
-            .value("--catalogs", "DIR", "serve DIR/NAME/ as catalog NAME", completion: .directories),
+                \.secretFile, completion: .files),
+            .value("--catalogs", "DIR", "serve DIR/NAME/ as catalog NAME", \.catalogs, completion: .directories),
             .value(
                 "--page-cursor", "NAME", "what a delta page calls its cursor: next_cursor (the default) or nextCursor",
-                completion: .words(PageCursorName.allCases.map(\.rawValue))),
-            .value("--log", "FILE", "append KEY<TAB>STATUS for each record received", completion: .files),
-            .value("--max-connections", "N", "connections served at once, 1 to 10000 (64)"),
+                \.pageCursor, completion: .words(PageCursorName.allCases.map(\.rawValue)),
+                expected: "not next_cursor or nextCursor", read: PageCursorName.init(rawValue:)),
             .value(
-                "--oauth", "CLIENT_ID:SECRET_FILE",
-                "issue tokens to this client (POST /oauth/token) and want them"),
-            .value("--oauth-token-lifetime", "DURATION", "how long an issued token lives (1h)"),
-        ],
-        example: "courier sink --listen 127.0.0.1:8080 --dir /tmp/sink",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+                "--log", "FILE", "append KEY<TAB>STATUS for each record received", \.requestLog, completion: .files),
+            .value(
+                "--max-connections", "N", "connections served at once, 1 to 10000 (64)", \.maxConnections,
+                expected: "not a number from 1 to 10000",
+                read: { text in
+                    // 10,000 threads is already more than a loopback receiver needs.
+                    guard text.allSatisfy(\.isASCII), let count = Int(text), (1...10_000).contains(count) else {
+                        return nil
+                    }
+                    return count
+                }),
+            .value(
+                "--oauth", "CLIENT_ID:SECRET_FILE", "issue tokens to this client (POST /oauth/token) and want them",
+                \.oauth, expected: "not CLIENT_ID:SECRET_FILE", read: OAuthClient.init),
+            .value(
+                "--oauth-token-lifetime", "DURATION", "how long an issued token lives (1h)", \.oauthLifetime,
+                expected: "not a duration of 1s or more (e.g. 90s, 1h)",
+                read: { text in Units.duration(text).flatMap { $0 >= .seconds(1) ? $0 : nil } }),
+        ]
+    }
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        guard let listen = try arguments.option("--listen") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
-        guard let directory = try arguments.option("--dir") else { throw .usage("sink --listen HOST:PORT --dir DIR") }
-        let secretFile = try arguments.option("--signing-secret-file")
-        let catalogs = try arguments.option("--catalogs")
-        var pageCursor = PageCursorName.snakeCase
-        if let text = try arguments.option("--page-cursor") {
-            guard let name = PageCursorName(rawValue: text) else {
-                throw .usage("--page-cursor \(text) is not next_cursor or nextCursor")
+    /// `--listen HOST:PORT`: the port after the last colon, so an IPv6
+    /// host's own colons stay in the host.
+    struct Address: Sendable {
+        let host: String
+        let port: UInt16
+
+        init?(_ text: String) {
+            guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+                return nil
             }
-            pageCursor = name
+            host = String(text[..<colon])
+            self.port = port
         }
-        let requestLog = try arguments.option("--log")
+    }
+
+    /// `--oauth CLIENT_ID:SECRET_FILE`: the id up to the first `:`.
+    struct OAuthClient: Sendable {
+        let clientID: String
+        let secretFile: String
+
+        init?(_ text: String) {
+            guard let colon = text.firstIndex(of: ":"), colon != text.startIndex,
+                text.index(after: colon) != text.endIndex
+            else { return nil }
+            clientID = String(text[..<colon])
+            secretFile = String(text[text.index(after: colon)...])
+        }
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        guard let listen = options.listen, let directory = options.directory else {
+            throw .usage("sink --listen HOST:PORT --dir DIR")
+        }
+        let secretFile = options.secretFile
         var limits = HTTPServerLimits()
-        if let text = try arguments.option("--max-connections") {
-            // 10,000 threads is already more than a loopback receiver needs.
-            guard text.allSatisfy(\.isASCII), let count = Int(text), (1...10_000).contains(count) else {
-                throw .usage("--max-connections \(text) is not a number from 1 to 10000")
-            }
-            limits.maxConnections = count
-        }
-        let oauth = try oauthOption(&arguments)
-        try arguments.noPositionals("sink")
-        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
-            throw .usage("--listen \(listen) is not HOST:PORT")
-        }
+        if let count = options.maxConnections { limits.maxConnections = count }
+        let oauth = try oauth(options)
+        try operands.none(for: "sink")
         var secret: [UInt8]?
         if let secretFile {
             let text: String
@@ -81,8 +123,8 @@ enum SinkCommand {
         let sink: Sink
         do {
             sink = try Sink(
-                directory: directory, signingSecret: secret, catalogs: catalogs, pageCursor: pageCursor,
-                requestLog: requestLog, oauth: oauth)
+                directory: directory, signingSecret: secret, catalogs: options.catalogs,
+                pageCursor: options.pageCursor ?? .snakeCase, requestLog: options.requestLog, oauth: oauth)
         } catch {
             throw .spool(SpoolError(error))
         }
@@ -95,7 +137,7 @@ enum SinkCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         let server: HTTPServer
         do {
-            server = try HTTPServer(host: String(listen[..<colon]), port: port, limits: limits, handler: sink.handle)
+            server = try HTTPServer(host: listen.host, port: listen.port, limits: limits, handler: sink.handle)
         } catch {
             throw .io(error.description)
         }
@@ -111,25 +153,18 @@ enum SinkCommand {
         server.stop()
     }
 
-    /// `--oauth CLIENT_ID:SECRET_FILE` (the id up to the first `:`) and
-    /// `--oauth-token-lifetime DURATION` (1h): the sink as an OAuth 2.0
-    /// token endpoint for that one client.
-    private static func oauthOption(_ arguments: inout Arguments) throws(CLIError) -> SinkOAuth? {
-        let lifetimeText = try arguments.option("--oauth-token-lifetime")
-        guard let text = try arguments.option("--oauth") else {
-            if lifetimeText != nil { throw .usage("--oauth-token-lifetime needs --oauth CLIENT_ID:SECRET_FILE") }
+    /// `--oauth CLIENT_ID:SECRET_FILE` and `--oauth-token-lifetime
+    /// DURATION` (1h): the sink as an OAuth 2.0 token endpoint for that one
+    /// client.
+    private static func oauth(_ options: Options) throws(CLIError) -> SinkOAuth? {
+        guard let client = options.oauth else {
+            if options.oauthLifetime != nil {
+                throw .usage("--oauth-token-lifetime needs --oauth CLIENT_ID:SECRET_FILE")
+            }
             return nil
         }
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.index(after: colon) != text.endIndex
-        else { throw .usage("--oauth \(text) is not CLIENT_ID:SECRET_FILE") }
-        var lifetime = SinkOAuth.defaultLifetime
-        if let lifetimeText {
-            guard let parsed = Units.duration(lifetimeText), parsed >= .seconds(1) else {
-                throw .usage("--oauth-token-lifetime \(lifetimeText) is not a duration of 1s or more (e.g. 90s, 1h)")
-            }
-            lifetime = parsed
-        }
-        let file = String(text[text.index(after: colon)...])
+        let lifetime = options.oauthLifetime ?? SinkOAuth.defaultLifetime
+        let file = client.secretFile
         let secret: String
         do { secret = try String(contentsOfFile: file, encoding: .utf8).trimmingSpaces } catch {
             throw .io("unable to read \(file): \(error.localizedDescription)")
@@ -137,6 +172,6 @@ enum SinkCommand {
         guard !secret.isEmpty, secret.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw .data("\(file): the client secret must be one line of printable ASCII")
         }
-        return SinkOAuth(clientID: String(text[..<colon]), secret: secret, lifetime: lifetime)
+        return SinkOAuth(clientID: client.clientID, secret: secret, lifetime: lifetime)
     }
 }

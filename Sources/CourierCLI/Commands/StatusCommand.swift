@@ -19,11 +19,18 @@ enum StatusCommand {
             spool is still shown, and status exits 78. --ages adds, per subscriber and state (sent/ aside), how many
             items are younger than 5 minutes, an hour, a day, or older, by file mtime.
             """,
-        options: [
-            .flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older")
-        ] + Option.json("one JSON object"),
+        options: Options.fields,
         example: "courier status --spool /var/spool/courier",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
+
+    struct Options: CommandOptions {
+        var ages = false
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] =
+            [.flag("--ages", "also count items per subscriber and state by age: <5m, <1h, <1d, older", \.ages)]
+            + OptionField.json("one JSON object", \.output)
+    }
 
     /// What status shows, gathered once for either form.
     struct Report {
@@ -48,10 +55,10 @@ enum StatusCommand {
         var running: [RoundProgress.Sighting] = []
     }
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let json = try arguments.json()
-        let ages = arguments.flag("--ages")
-        try arguments.noPositionals("status")
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let json = options.output.isJSON
+        let ages = options.ages
+        try operands.none(for: "status")
         let report = try gather(invocation)
         var shape: QueueShape?
         if ages {
@@ -118,57 +125,32 @@ enum StatusCommand {
     }
 
     static func printJSON(_ report: Report, _ output: Output, ages: QueueShape? = nil) throws(CLIError) {
-        var object: [String: Any] = [
-            "spool": report.spool,
-            "counts": Dictionary(
-                uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, report.counts[$0] ?? 0) }),
-            "needsAttention": report.attention,
-            "nextRound": report.next ?? NSNull(),
-            "notifications": report.notifierText,
-            "notificationsWorking": report.notifier?.working ?? NSNull(),
-            "configurationProblem": report.configurationProblem ?? NSNull(),
-            "tokenWarnings": report.tokenWarnings,
-            "held": report.holds.map {
-                ["subscriber": $0.subscriber.value, "since": $0.since.rfc3339, "reason": $0.reason]
-            },
-            "workers": report.workers.map {
-                ["worker": $0.worker.value, "alive": $0.alive, "claims": $0.claims] as [String: Any]
-            },
-            "deferred": [
-                "count": report.deferred.count, "due": report.deferred.due,
-                "nextAttempt": report.deferred.next?.rfc3339 ?? NSNull(),
-            ] as [String: Any],
-            "batches": Dictionary(
-                uniqueKeysWithValues: (report.last?.batches ?? [:]).map { name, tally in
-                    (
-                        name,
-                        [
-                            "batchSize": tally.finalSize, "batches": tally.batches, "items": tally.items,
-                            "conflicts": tally.conflicts, "conflictRate": tally.conflictRate,
-                        ] as [String: Any]
-                    )
-                }),
-            "catalogs": Dictionary(
-                uniqueKeysWithValues: report.catalogs.map { catalog, state in
-                    (catalog.name.value, CatalogCommand.jsonObject(catalog, state))
-                }),
-        ]
-        if let ages { object["ages"] = agesObject(ages) }
-        let encoder = JSONEncoder()
-        object["running"] = report.running.compactMap { sighting -> [String: Any]? in
-            guard let data = try? encoder.encode(sighting.progress),
-                var decoded = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-            else { return nil }
-            decoded["alive"] = sighting.alive
-            return decoded
-        }
-        object["lastRound"] = NSNull()
-        if let last = report.last, let data = try? JSONEncoder().encode(last),
-            let decoded = try? JSONSerialization.jsonObject(with: data)
-        {
-            object["lastRound"] = decoded
-        }
-        output.json(object)
+        output.json(
+            StatusJSON(
+                spool: report.spool,
+                counts: Dictionary(
+                    uniqueKeysWithValues: SpoolState.allCases.map { ($0.rawValue, report.counts[$0] ?? 0) }),
+                needsAttention: report.attention, nextRound: report.next, notifications: report.notifierText,
+                notificationsWorking: report.notifier?.working, configurationProblem: report.configurationProblem,
+                tokenWarnings: report.tokenWarnings,
+                held: report.holds.map {
+                    .init(subscriber: $0.subscriber.value, since: $0.since.rfc3339, reason: $0.reason)
+                },
+                workers: report.workers.map { .init(worker: $0.worker.value, alive: $0.alive, claims: $0.claims) },
+                deferred: .init(
+                    count: report.deferred.count, due: report.deferred.due, nextAttempt: report.deferred.next?.rfc3339),
+                batches: (report.last?.batches ?? [:]).mapValues { tally in
+                    .init(
+                        batchSize: tally.finalSize, batches: tally.batches, items: tally.items,
+                        conflicts: tally.conflicts, conflictRate: tally.conflictRate)
+                },
+                catalogs: Dictionary(
+                    uniqueKeysWithValues: report.catalogs.map { catalog, state in
+                        (catalog.name.value, CatalogJSON(catalog, state))
+                    }),
+                ages: ages.map(agesObject),
+                running: report.running.map { .init(progress: $0.progress, alive: $0.alive) },
+                lastRound: report.last))
     }
 
     static func printText(_ report: Report, _ output: Output) {

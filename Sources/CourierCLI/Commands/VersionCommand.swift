@@ -4,8 +4,8 @@ import CourierTransport
 enum VersionCommand {
     static let command = Command(
         "version", summary: "print the version", example: "courier version",
-        run: { arguments, invocation throws(CLIError) in
-            try arguments.noPositionals("version")
+        run: { operands, invocation throws(CLIError) in
+            try operands.none(for: "version")
             show(invocation)
         })
 

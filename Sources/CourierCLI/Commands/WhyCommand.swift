@@ -9,28 +9,35 @@ enum WhyCommand {
             For a batch item it also shows what the server said of it (status, server_id,
             etag, current_etag, message) and the etag kept for the entity its record writes.
             """,
-        options: Option.json("one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}"),
+        options: Options.fields,
         operands: .entries([.needsAttention, .failed, .sent, .queued, .awaitingRoute]),
         example: "courier why w-2026-11-30-0700",
-        run: { arguments, invocation throws(CLIError) in try run(&arguments, invocation) })
+        run: { options, operands, invocation throws(CLIError) in try run(options, operands, invocation) })
 
-    static func run(_ arguments: inout Arguments, _ invocation: Invocation) throws(CLIError) {
-        let rest = try arguments.positionals()
-        guard rest.count == 1, let text = rest.first else { throw .usage("why ENTRY") }
+    struct Options: CommandOptions {
+        var output = OutputForm()
+
+        static let fields: [OptionField<Options>] = OptionField.json(
+            "one JSON object: {query, items:[{entry, state, key, subscriber, why, notes, history}]}", \.output)
+    }
+
+    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+        let text = try operands.one("why ENTRY")
         let spool = try invocation.readSpool()
         let items: [SpoolItem]
         do { items = try spool.resolve(text) } catch { throw .operation(error) }
         let history = History(spool: spool)
-        let json = try arguments.json()
-        var objects: [[String: Any]] = []
-        // Without a configuration `why` still explains, less precisely.
-        let configuration = try? invocation.configurationIfAny(readingSecrets: false)
+        let json = options.output.isJSON
+        var objects: [WhyJSON.Item] = []
+        // Without a configuration `why` still explains, less precisely; a
+        // broken one is said (exit 78), as status does, not passed over.
+        let configuration = try invocation.configurationIfAny(readingSecrets: false)
         for (index, item) in items.enumerated() {
             let lines: [LedgerLine]
             let context: Explanation.Context
             do {
                 lines = try history.lines(for: item)
-                context = try .of(item, in: spool, configuration: configuration ?? nil)
+                context = try .of(item, in: spool, configuration: configuration)
             } catch {
                 throw .spool(error)
             }
@@ -38,11 +45,8 @@ enum WhyCommand {
                 item, last: lines.last(where: { $0.event != .acknowledged && $0.event != .resent }), context: context)
             let notes = Explanation.serverNotes(for: item, history: lines, in: spool)
             if json {
-                var object = JSONFields.item(item)
-                object["why"] = why
-                object["notes"] = notes
-                object["history"] = lines.map(JSONFields.ledgerLine)
-                objects.append(object)
+                objects.append(
+                    WhyJSON.Item(item: ItemJSON(item), why: why, notes: notes, history: lines.map(LedgerLineJSON.init)))
                 continue
             }
             if index > 0 { invocation.output.line() }
@@ -57,6 +61,6 @@ enum WhyCommand {
                 invocation.output.table(lines.map { LogCommand.row($0) })
             }
         }
-        if json { invocation.output.json(["query": text, "items": objects]) }
+        if json { invocation.output.json(WhyJSON(query: text, items: objects)) }
     }
 }

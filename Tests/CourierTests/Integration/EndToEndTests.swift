@@ -79,6 +79,20 @@ import Testing
         #expect(alone.status == 0, "without --config: found or default retention, \(alone.error)")
     }
 
+    @Test(
+        "why, log --subscriber and list --subscriber with a configuration they cannot read stop with exit 78, naming it",
+        arguments: [["why", "queued/x.json"], ["log", "--subscriber", "alpha"], ["list", "--subscriber", "alpha"]])
+    func readersRefuseABrokenConfiguration(_ command: [String]) throws {
+        let server = try LoopbackServer(status: 201)
+        let (directory, binary, _) = try Self.setUp(server: server)
+        try directory.write(#"{"id":"x","kind":"sleep"}"#, to: "spool/queued/x.json")
+        try directory.write("[courier]\nsettle = soon\n", to: "broken.conf")
+        let result = try binary.run(
+            ["--config", directory.path + "/broken.conf", "--spool", directory.path + "/spool"] + command)
+        #expect(result.status == 78, "\(command): \(result.output) \(result.error)")
+        #expect(result.error.contains("\(directory.path)/broken.conf:2"), "\(command): \(result.error)")
+    }
+
     @Test func usageErrorsExit64() throws {
         let binary = try CourierBinary.locate()
         #expect(try binary.run(["frobnicate"]).status == 64)
