@@ -29,14 +29,13 @@ final class Admission {
     private let clock: () -> Timestamp
 
     init(
-        spool: Spool, configuration: Configuration, mode: RoundMode, holds: [Hold], deferring: Bool,
+        spool: Spool, configuration: Configuration, mode: RoundMode, holds: [Hold], schedules: RetrySchedules,
         clock: @escaping () -> Timestamp = Timestamp.now
     ) {
         queued = spool.directory(.queued)
         self.mode = mode
         self.clock = clock
-        scheduled =
-            deferring ? Set(configuration.subscribers.filter { $0.retrySchedule != nil }.map(\.name)) : []
+        scheduled = schedules.scheduled
         for hold in holds where configuration.subscriber(named: hold.subscriber) != nil {
             held[hold.subscriber] = 0
         }

@@ -56,7 +56,7 @@ final class DeliveryPass {
 
     init(
         session: SpoolSession, configuration: Configuration, round: RoundID, mode: RoundMode,
-        summary: RoundSummary, log: EventLog = .silent,
+        summary: RoundSummary, log: EventLog = .silent, schedules: RetrySchedules? = nil,
         transport makeTransport: @escaping (Duration) throws(CurlError) -> any Transport = {
             timeout throws(CurlError) in
             try HTTPClient(timeout: timeout)
@@ -77,16 +77,11 @@ final class DeliveryPass {
         feed = try DeliveryFeed(spool: spool, intake: intake)
         claimer = Claimer(session: session, configuration: configuration, round: round, log: log)
         builder = RequestBuilder(configuration: configuration, session: round)
-        var settler = Settler(
-            round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter)
-        if configuration.subscribers.contains(where: { $0.retrySchedule != nil }) && !spool.keepsDeferralStamps() {
-            settler.deferring = false
-            log(
-                .warning,
-                "retry-schedule is not used: \(spool.path) is on a file system that does not keep the nanoseconds "
-                    + "of file times, where courier counts an entry's retries; failures need attention instead")
-        }
-        self.settler = settler
+        // The round makes the schedules once for both its passes.
+        let schedules = schedules ?? RetrySchedules(configuration: configuration, spool: spool, log: log)
+        settler = Settler(
+            round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter,
+            schedules: schedules)
         commits = GroupCommit(session: session, log: log)
         batchSizes = BatchSizes(configuration: configuration, spool: spool)
         authorization = DeliveryAuthorization(
@@ -95,7 +90,7 @@ final class DeliveryPass {
         let holds: [Hold]
         do { holds = try spool.holds() } catch { throw .spool(error) }
         admission = Admission(
-            spool: spool, configuration: configuration, mode: mode, holds: holds, deferring: settler.deferring)
+            spool: spool, configuration: configuration, mode: mode, holds: holds, schedules: schedules)
         // The round's second pass (for what routes freed) keeps the first's
         // verdicts: a subscriber the breaker stopped gets no more requests
         // in this round. Its entries are counted again as this pass reads

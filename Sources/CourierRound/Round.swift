@@ -94,8 +94,10 @@ package struct Round {
         // Intake happens inside the delivery pass, as it meets dropped files
         // (`IntakeSession`). Routes and workouts it put in awaitingRoute/ are
         // matched after it, and what that frees is sent by a second pass.
+        let schedules = RetrySchedules(configuration: configuration, spool: spool, log: log)
         let first = try DeliveryPass(
-            session: session, configuration: configuration, round: round, mode: mode, summary: summary, log: log)
+            session: session, configuration: configuration, round: round, mode: mode, summary: summary, log: log,
+            schedules: schedules)
         first.chosen = chosen
         first.onTick = running.tick
         summary = try first.run()
@@ -107,7 +109,7 @@ package struct Round {
             if summary.routesAttached > attached {
                 let second = try DeliveryPass(
                     session: session, configuration: configuration, round: round, mode: mode, summary: summary,
-                    log: log)
+                    log: log, schedules: schedules)
                 second.chosen = chosen
                 second.onTick = running.tick
                 summary = try second.run()

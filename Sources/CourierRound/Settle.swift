@@ -54,9 +54,9 @@ struct Settler {
     var redactor: Redactor
     /// Where in its range a batch retry's wait falls: 0…1.
     let jitter: () -> Double
-    /// False when the spool cannot keep deferral stamps: `retry-schedule`
-    /// could not count its steps, so failures need attention as without it.
-    var deferring = true
+    /// `retry-schedule`, read once for the round: none on a spool that
+    /// cannot keep deferral stamps, whose failures then need attention.
+    let schedules: RetrySchedules
 
     struct Settled {
         var lines: [LedgerLine] = []
@@ -129,9 +129,8 @@ struct Settler {
                 if let stamp = deferral(of: verdict.item, subscriber: subscriber, retryAfter: retryAfter, now: now) {
                     line.event = .deferred
                     let brief = TransientFailure.brief(reason, answer: line.detail)
-                    line.detail =
-                        Self.deferredDetail(stamp, steps: subscriber.retrySchedule?.count ?? 0, reason: brief)
-                        + line.detail
+                    let steps = schedules.schedule(of: subscriber.name)?.count ?? 0
+                    line.detail = Self.deferredDetail(stamp, steps: steps, reason: brief) + line.detail
                     settled.moves.append((verdict.item.entry, .queued))
                     settled.stamps.append((verdict.item.entry, stamp.modified))
                     summary.deferred = (summary.deferred ?? 0) + 1
@@ -192,7 +191,7 @@ struct Settler {
     func deferral(of item: DeliveryItem, subscriber: Subscriber, retryAfter: Duration?, now: Timestamp)
         -> DeferralStamp?
     {
-        guard deferring, let schedule = subscriber.retrySchedule else { return nil }
+        guard let schedule = schedules.schedule(of: subscriber.name) else { return nil }
         let done = item.stamp?.deferrals ?? 0
         guard done < schedule.count else { return nil }
         let cap = max(schedule.max() ?? .zero, DeliveryOutcome.retryAfterCap)

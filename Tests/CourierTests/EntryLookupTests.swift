@@ -97,21 +97,6 @@ import Testing
         #expect(try count() == before + 5, "a line alone took the serial lock")
     }
 
-    @Test("a listing of queued/ taken while a stream of it runs does not cut that stream short")
-    func twoStreamsOfOneFolderAreIndependent() throws {
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-        for index in 0..<2000 { try spool.drop("x", as: "drop-\(index).json") }
-        let queued = spool.spool.directory(.queued)
-        let pass = try queued.entries()
-        var seen = 0
-        while seen < 10, try pass.next() != nil { seen += 1 }
-        var listed: [UInt64] = []
-        try queued.entries().fingerprints(into: &listed)
-        #expect(listed.count == 2000)
-        while try pass.next() != nil { seen += 1 }
-        #expect(seen == 2000, "the pass's stream saw \(seen) of 2,000 names")
-    }
-
     @Test("on a shared spool intake never lists: other workers move names without the lock")
     func sharedSpoolsLookUp() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
@@ -122,23 +107,5 @@ import Testing
         for index in 0..<500 { #expect(try lookup.find(Self.entry("absent-\(index)"), in: worker.spool) == nil) }
         #expect(!lookup.isListing)
         withExtendedLifetime(lock) {}
-    }
-
-    @Test("a round that lists still finds the duplicate and the conflicting id among hundreds of new records")
-    func aListingRoundKeepsTheDuplicateCheck() throws {
-        let server = try LoopbackServer(status: 201)
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: server.url)])
-        try spool.spool.deliverNewFile(Self.record("same"), named: Self.entry("same"), into: .sent)
-        try spool.spool.deliverNewFile(Self.record("other"), named: Self.entry("other"), into: .failed)
-        for index in 0..<300 { try spool.dropRecord(id: "n\(index)") }
-        try spool.drop(String(decoding: Self.record("same"), as: UTF8.self), as: "z-same.json")
-        try spool.drop(#"{"id":"other","kind":"sleep","changed":true}"#, as: "z-other.json")
-        let summary = try spool.runRound()
-        #expect(summary.sent == 300)
-        #expect(summary.duplicates == 1)
-        #expect(try spool.names(in: .failed) == ["other@alpha.json"])
-        let conflicts = try spool.ledger().filter { $0.event == .invalid }.map(\.detail)
-        #expect(
-            conflicts.count == 1 && conflicts[0].contains("already used by failed/other@alpha.json"), "\(conflicts)")
     }
 }

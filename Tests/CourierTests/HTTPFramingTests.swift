@@ -72,15 +72,6 @@ import Testing
         #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer.prefix(60))")
     }
 
-    @Test("a well-framed request is still accepted, with optional spaces around the value")
-    func wellFramed() throws {
-        let (server, directory) = try Self.server()
-        defer { withExtendedLifetime(directory) { server.stop() } }
-        let request = Self.valid.replacingOccurrences(of: ": 7", with: ":  7 \t") + "Connection: close\r\n\r\n{\"a\":1}"
-        let answer = try SinkTests.exchange(Array(request.utf8), port: server.port)
-        #expect(answer.hasPrefix("HTTP/1.1 201 "), "\(answer.prefix(60))")
-    }
-
     /// A sink's server; keep the directory as long as the server.
     static func server() throws -> (HTTPServer, TemporaryDirectory) {
         let directory = TemporaryDirectory("sink")

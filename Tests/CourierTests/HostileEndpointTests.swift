@@ -14,7 +14,7 @@ import Testing
 @testable import CourierTransport
 
 /// Endpoints that misbehave: courier classifies, never hangs, never crashes.
-/// (TLS endpoints it cannot verify are in Integration/TLSTests.swift.)
+/// (TLS endpoints it cannot verify are in Integration/TLSIntegrationTests.swift.)
 @Suite struct HostileEndpointTests {
     static func round(
         _ behaviour: @escaping @Sendable (HTTPRequest, Int) -> HTTPServerAction, timeout: Duration = .seconds(2)

@@ -44,6 +44,21 @@ import Testing
     func otherTimesAreNoStamp(nanoseconds: Int64) {
         #expect(DeferralStamp(modified: Timestamp(secondsSinceEpoch: 1_800_000_000, nanoseconds: nanoseconds)) == nil)
     }
+
+    @Test("a round reads retry-schedule once, into the value its stages share: each subscriber's own waits or none")
+    func theRoundsSchedulesAreReadOnce() throws {
+        var alpha = try TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")
+        alpha.retrySchedule = [.seconds(60), .seconds(300)]
+        let beta = try TemporarySpool.subscriber("beta", url: "http://127.0.0.1:9/")
+        let spool = try TemporarySpool(subscribers: [alpha, beta])
+        let schedules = RetrySchedules(configuration: spool.configuration, spool: spool.spool, log: .silent)
+        #expect(schedules.schedule(of: alpha.name) == [.seconds(60), .seconds(300)])
+        #expect(schedules.schedule(of: beta.name) == nil)
+        #expect(schedules.scheduled == [alpha.name])
+        let unscheduled = RetrySchedules(
+            configuration: Configuration(spool: spool.path, subscribers: [beta]), spool: spool.spool, log: .silent)
+        #expect(unscheduled.scheduled.isEmpty)
+    }
 }
 
 /// The schedule in rounds, through the scripted transport: no sockets, no

@@ -85,22 +85,4 @@ import Testing
         #expect(good.status == 200)
         #expect(try Self.stored(directory) == ["i-1.json"])
     }
-
-    @Test("courier's own signed singles and batches are accepted by a signing sink")
-    func courierSignsWhatTheSinkChecks() throws {
-        let directory = TemporaryDirectory("sink")
-        let sink = try Sink(directory: directory.path, signingSecret: Self.secret)
-        let server = try HTTPServer(handler: sink.handle)
-        server.start()
-        defer { server.stop() }
-        var single = try TemporarySpool.subscriber("single", url: "http://\(server.address)/records")
-        single.signingSecret = Self.secret
-        var batch = try BatchTests.batchSubscriber("http://\(server.address)/transactions/batch")
-        batch.signingSecret = Self.secret
-        let spool = try TemporarySpool(subscribers: [single, batch])
-        for id in ["s-1", "s-2"] { try spool.dropRecord(id: id) }
-        try spool.runRound()
-        #expect(try spool.names(in: .sent).count == 4)
-        #expect(try spool.names(in: .needsAttention).isEmpty)
-    }
 }

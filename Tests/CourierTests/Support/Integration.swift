@@ -3,8 +3,11 @@ import Glibc
 import Testing
 
 extension Tag {
-    /// Runs the built `courier` binary or other programs as child processes:
-    /// slower, and closer to how a person or systemd uses courier.
+    /// Runs the built `courier` binary or other programs as child processes,
+    /// talks HTTP on loopback, or sweeps faults over real spools: slower, and
+    /// closer to how a person or systemd uses courier. Every suite in a file
+    /// `Integration/…IntegrationTests.swift` carries it; the file's name is
+    /// what `swift test --skip IntegrationTests` goes by (`TestLaneTests`).
     @Tag static var integration: Self
 }
 
