@@ -2,7 +2,10 @@
 peer and the floor (floor_mt), interleaved, N records, R rounds; medians. For before/after
 figures in docs/performance.md: the machine's speed varies, ratios within one run do not.
 
-Usage: bench/compare-builds.py OLD-BINARY NEW-BINARY N ROUNDS
+Usage: bench/compare-builds.py OLD-BINARY NEW-BINARY N ROUNDS [batch]
+
+With `batch`, each round also runs both builds in batch mode (100 per request, against a fresh
+`courier sink` of the same build, as bench/run does) and the floor in batch mode.
 """
 import argparse
 import os
@@ -12,6 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
 old, new, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+batch = sys.argv[5:] == ["batch"]
 args = argparse.Namespace(courier=new, n=n, loop_n=10, rounds=rounds, queue_n=10, big=False, big_n=10, sink_parent="/dev/shm",
                           floor=None)
 b = bench.Bench(args)
@@ -31,6 +35,11 @@ try:
         run("curl --parallel 16", lambda: b.curl_trial(cfg))
         run("naive durable peer", lambda: b.naive_trial(source, n))
         run(bench.FLOOR_MT, lambda: b.floor_trial(bench.FLOOR_MT, b.floor_mt, source, n))
+        if batch:
+            for label, binary in (("courier batch OLD", old), ("courier batch NEW", new)):
+                b.courier = os.path.abspath(binary)
+                run(label, lambda: b.batch_trial(source, n))
+            run(bench.FLOOR_BATCH, lambda: b.floor_batch_trial(source, n))
     print("| tool | records/s (median) | CPU ms/record (median) | runs |\n|---|---:|---:|---|")
     for label, rs in results.items():
         print(f"| {label} | {statistics.median(x[0] for x in rs):,.0f} | {statistics.median(x[1] for x in rs):.3f} | "

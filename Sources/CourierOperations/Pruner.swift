@@ -79,7 +79,15 @@ package struct Pruner {
         report.temporaryLeftovers = try removeOld(in: .tmp, olderThan: now - Self.temporaryLeftoverAge)
         // An etag is rewritten whenever the server gives one, so an old
         // file is an entity nothing wrote for as long as the ledger keeps.
-        for subscriber in try EntityTagStore(spool: spool).subscribers() {
+        // The journal is rewritten without them; an older courier's file
+        // per entity goes by its mtime (a listing skips the journal's
+        // dot name).
+        let tags = EntityTagStore(spool: spool)
+        for subscriber in try tags.subscribers() {
+            if let pruned = try tags.journalPruned(of: subscriber, olderThan: cutoff) {
+                if !dryRun { try session.commit(Transition(newFiles: [pruned.file])) }
+                report.entityTags += pruned.removed.map { "\(subscriber)/\($0)" }
+            }
             report.entityTags += try removeOld(in: .entityTags(subscriber), olderThan: cutoff).map {
                 "\(subscriber)/\($0)"
             }

@@ -60,6 +60,20 @@ package struct JSONOutline {
         return children
     }
 
+    /// An object's members as the pass noted them, in order: where each
+    /// name is (inside its quotes, escapes as written) and where its value is.
+    package func members(of node: Int) -> [(name: Range<Int>, value: Range<Int>)] {
+        var members: [(name: Range<Int>, value: Range<Int>)] = []
+        var next = nodes[node].firstChild
+        while let child = next {
+            if let literal = nodes[child].name {
+                members.append(((literal.lowerBound + 1)..<(literal.upperBound - 1), nodes[child].bytes))
+            }
+            next = nodes[child].nextSibling
+        }
+        return members
+    }
+
     /// The value of an object's member `name`, the last one when the name
     /// comes more than once (as a JSON object read into a dictionary
     /// keeps it); names compare byte for byte, as `JSONSplice` does.

@@ -58,12 +58,14 @@ package struct Record: Sendable {
 
     package static func parse(_ bytes: [UInt8], maximumSize: Int) -> Result<Record, RecordProblem> {
         guard bytes.count <= maximumSize else { return .failure(.tooLarge(size: bytes.count, limit: maximumSize)) }
-        guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
-        guard JSONValidator.isValid(bytes) else { return .failure(.notJSON(Self.whyNotJSON(bytes))) }
-        guard let top = JSONSplice.object(at: Self.firstNonSpace(bytes), in: bytes) else {
-            return .failure(.notAnObject)
+        // One pass checks the UTF-8 and the JSON and notes where the
+        // top-level members are: the fields are read without another scan.
+        guard let outline = JSONOutline(bytes, levels: 1) else {
+            guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.notUTF8) }
+            return .failure(.notJSON(Self.whyNotJSON(bytes)))
         }
-        let fields = RecordFields(bytes: bytes, members: top.members)
+        guard outline.kind(of: outline.root) == .object else { return .failure(.notAnObject) }
+        let fields = RecordFields(outline: outline)
         do throws(RecordProblem) {
             let id = try fields.id()
             let kind = try fields.kind()
@@ -80,10 +82,6 @@ package struct Record: Sendable {
         } catch {
             return .failure(error)
         }
-    }
-
-    private static func firstNonSpace(_ bytes: [UInt8]) -> Int {
-        bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? bytes.count
     }
 
     /// Foundation's words for what is wrong, on the slow path only.
@@ -114,6 +112,14 @@ struct RecordFields {
     init(bytes: [UInt8], members: [JSONSplice.Member]) {
         self.bytes = bytes
         self.members = members
+    }
+
+    /// The members the outline of a record noted (its top value an object).
+    init(outline: JSONOutline) {
+        bytes = outline.bytes
+        members = outline.members(of: outline.root).map { name, value in
+            JSONSplice.Member(name: Array(outline.bytes[name]), value: value)
+        }
     }
 
     /// The top-level members of a record's bytes; nil when they are not a

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierPosix
 import Glibc
 
@@ -37,13 +38,14 @@ extension SpoolSession {
         defer { withExtendedLifetime(serial) {} }
         var touched = TouchedFolders()
         for folder in unsyncedSources { touched.lost(folder) }
-        let files = transition.newFiles + (try tagFiles(transition.tags))
+        let tags = try entityTagChanges(transition.tags)
+        let files = transition.newFiles + tags.files
         let staged = try stage(files, durable: transition.durable)
         var published = 0
         defer { for (temporary, _) in staged.dropFirst(published) { try? spool.tmp.remove(temporary) } }
 
         try ledger.append(transition.lines)
-        for append in transition.appends { try carryOut(append, touched: &touched) }
+        for append in transition.appends + tags.appends { try carryOut(append, touched: &touched) }
         for stamp in transition.stamps { try set(stamp, touched: &touched) }
         for file in transition.touches { try? file.touch() }
         for (temporary, file) in staged {
@@ -372,9 +374,46 @@ extension SpoolSession {
         }
     }
 
-    /// Etags to keep, as the state files they replace.
-    private func tagFiles(_ tags: [EntityTagUpdate]) throws(SpoolError) -> [Transition.NewFile] {
-        EntityTagStore.files(for: tags)
+    /// Etags to keep: one append to each subscriber's journal, after the
+    /// ledger lines. A journal grown past the compaction size to twice what
+    /// its entities need is instead rewritten with the new lines (staged
+    /// and renamed over it, as any state file); one that would not shrink
+    /// so is read again only when it has doubled.
+    private func entityTagChanges(_ tags: [EntityTagUpdate]) throws(SpoolError)
+        -> (files: [Transition.NewFile], appends: [Transition.Append])
+    {
+        var files: [Transition.NewFile] = []
+        var appends: [Transition.Append] = []
+        var bySubscriber: [(subscriber: SubscriberName, updates: [EntityTagUpdate])] = []
+        for update in tags {
+            if let index = bySubscriber.firstIndex(where: { $0.subscriber == update.subscriber }) {
+                bySubscriber[index].updates.append(update)
+            } else {
+                bySubscriber.append((update.subscriber, [update]))
+            }
+        }
+        let journal = EntityTagStore.journalName
+        for (subscriber, updates) in bySubscriber {
+            let place = SpoolPlace.entityTags(subscriber)
+            let folder = try handle(place)
+            let size: Int
+            do throws(SystemError) {
+                size = try folder.status(of: journal)?.size ?? 0
+            } catch {
+                throw SpoolError(error)
+            }
+            if size >= max(tagCompaction.size, tagCompaction.nextCheck[subscriber] ?? 0) {
+                let bytes = try EntityTagStore.journalBytes(in: folder)
+                let compacted = EntityTagJournal.compacted(bytes, adding: updates)
+                if compacted.count * 2 <= bytes.count {
+                    files.append(Transition.NewFile(compacted, as: journal, in: place, replacing: true))
+                    continue
+                }
+                tagCompaction.nextCheck[subscriber] = size * 2
+            }
+            appends.append(Transition.Append(EntityTagJournal.lines(for: updates), to: journal, in: place))
+        }
+        return (files, appends)
     }
 }
 

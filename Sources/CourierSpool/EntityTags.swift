@@ -50,43 +50,30 @@ package struct EntityTagUpdate: Sendable {
     }
 }
 
-/// `.courier/etags/SUB/ENTITY`: one small JSON file per entity and
-/// subscriber, replaced (by a commit) each time the server gives a new
-/// etag. A file per entity, so that `courier etag` reads one file rather
-/// than the ledger, and prune ages out entities untouched for the
-/// retention like `sent/` entries.
+/// `.courier/etags/SUB/.journal`: the etags subscriber SUB's server gave,
+/// one line per answer (`EntityTagJournal`), appended by the commit that
+/// moves the items out of `sending/`, after their ledger lines; the last
+/// line of an entity wins. One append and one fsync per commit, where a
+/// file per entity cost a create, a rename and an fsync per entity (most
+/// of batch mode's time). An older courier's `etags/SUB/ENTITY` files
+/// (`{etag, server_id, key, time}`) are still read, older than every line.
 package final class EntityTagStore {
     package static let folderName = FileName("etags")
+    /// A record id never starts with `.`: no entity's file has this name.
+    package static let journalName = FileName(".journal")
     private let spool: Spool
     private var folders: [SubscriberName: DirectoryHandle] = [:]
+    /// Each journal as last read, with the status it had then: a store
+    /// that outlives a commit reads a journal again once it has changed.
+    private var journals: [SubscriberName: (status: FileStatus, tags: [String: EntityTag])] = [:]
 
     package init(spool: Spool) { self.spool = spool }
 
-    /// The state files that keep `tags`, the last one per entity and
-    /// subscriber winning: a commit stages them, makes them durable with
-    /// the rest of its files, and renames them over the old ones.
-    static func files(for tags: [EntityTagUpdate]) -> [Transition.NewFile] {
-        var latest: [String: EntityTagUpdate] = [:]
-        var order: [String] = []
-        for update in tags {
-            let id = update.subscriber.value + "/" + update.entity.value
-            if latest[id] == nil { order.append(id) }
-            latest[id] = update
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return order.compactMap { id in
-            guard let update = latest[id], let data = try? encoder.encode(update.tag) else { return nil }
-            return Transition.NewFile(
-                Array(data) + [0x0A], as: FileName(update.entity.value), in: .entityTags(update.subscriber),
-                replacing: true)
-        }
-    }
-
     /// The tag kept for `entity` from `subscriber`; nil when none is (or
-    /// its file was edited into something else).
+    /// an old file of it was edited into something else).
     package func tag(of entity: RecordID, from subscriber: SubscriberName) throws(SpoolError) -> EntityTag? {
         guard let folder = try folder(for: subscriber) else { return nil }
+        if let kept = try journal(of: subscriber, in: folder)[entity.value] { return kept }
         let bytes: [UInt8]
         do {
             bytes = try folder.openFile(FileName(entity.value), flags: O_RDONLY).read(upTo: 64 << 10)
@@ -96,6 +83,49 @@ package final class EntityTagStore {
             throw SpoolError(error)
         }
         return try? JSONDecoder().decode(EntityTag.self, from: Data(bytes))
+    }
+
+    /// SUB's journal read once per store: the last tag of each entity.
+    private func journal(of subscriber: SubscriberName, in folder: DirectoryHandle) throws(SpoolError)
+        -> [String: EntityTag]
+    {
+        do throws(SystemError) {
+            let file = try folder.openFile(Self.journalName, flags: O_RDONLY)
+            let status = try file.status()
+            if let read = journals[subscriber], read.status.isSameVersion(as: status) { return read.tags }
+            let tags = EntityTagJournal.latest(in: try file.read(upTo: Int.max, size: status.size)).tags
+            journals[subscriber] = (status, tags)
+            return tags
+        } catch let error where error.errno == .noSuchFile {
+            return [:]
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+
+    /// The journal's bytes; none when there is no journal.
+    static func journalBytes(in folder: DirectoryHandle) throws(SpoolError) -> [UInt8] {
+        do {
+            return try folder.openFile(journalName, flags: O_RDONLY).read(upTo: Int.max)
+        } catch let error where error.errno == .noSuchFile {
+            return []
+        } catch {
+            throw SpoolError(error)
+        }
+    }
+
+    /// The rewrite of SUB's journal without the entities whose last tag is
+    /// older than `cutoff` (prune's), and those entities; nil when none is.
+    package func journalPruned(of subscriber: SubscriberName, olderThan cutoff: Timestamp) throws(SpoolError)
+        -> (file: Transition.NewFile, removed: [String])?
+    {
+        guard let folder = try folder(for: subscriber) else { return nil }
+        let pruned = EntityTagJournal.pruned(try Self.journalBytes(in: folder), olderThan: cutoff)
+        guard !pruned.removed.isEmpty else { return nil }
+        journals[subscriber] = nil
+        let file = Transition.NewFile(
+            pruned.bytes, as: Self.journalName, in: .entityTags(subscriber), replacing: true)
+        return (file, pruned.removed)
     }
 
     /// Every subscriber's tag for `entity`, by subscriber name.
@@ -134,5 +164,13 @@ package final class EntityTagStore {
         } catch {
             throw SpoolError(error)
         }
+    }
+}
+
+extension FileStatus {
+    /// The same file, neither written nor replaced since: an append moves
+    /// its size and times, a rewrite is a new inode.
+    fileprivate func isSameVersion(as other: FileStatus) -> Bool {
+        isSameFile(as: other) && size == other.size && modified == other.modified && changed == other.changed
     }
 }

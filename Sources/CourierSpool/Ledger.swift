@@ -17,6 +17,7 @@ package final class Ledger {
     private let log: EventLog
     var faults: FaultPlan?
     private(set) var redactor: Redactor
+    private var times = LedgerTimeText()
 
     init(
         directory: DirectoryHandle, log: EventLog = .silent, faults: FaultPlan? = nil, redactor: Redactor = Redactor(),
@@ -36,22 +37,29 @@ package final class Ledger {
     /// line. Details are redacted before they are cut to their 200 bytes.
     func append(_ lines: [LedgerLine]) throws(SpoolError) {
         guard !lines.isEmpty else { return }
-        let redacted = lines.map { line in
-            var line = line
-            line.detail = redactor.redact(line.detail)
-            return line
-        }
-        var days: [String] = []
-        var text: [String: [UInt8]] = [:]
-        for line in redacted {
-            let day = line.time.utcDay
-            if text[day] == nil { days.append(day) }
-            text[day, default: []] += Array(line.formatted.utf8)
+        // The lines of one commit nearly always fall on one day.
+        var days: [(day: String, text: [UInt8])] = []
+        var details: [String] = []
+        details.reserveCapacity(lines.count)
+        for line in lines {
+            let detail = redactor.redact(line.detail)
+            let time = times.text(of: line.time)
+            let index: Int
+            if let last = days.indices.last, days[last].day == times.day {
+                index = last
+            } else if let found = days.firstIndex(where: { $0.day == times.day }) {
+                index = found
+            } else {
+                days.append((times.day, []))
+                index = days.count - 1
+            }
+            line.append(to: &days[index].text, time: time, detail: detail)
+            details.append(detail)
         }
         var touched: [FileDescriptor] = []
-        for day in days {
+        for (day, text) in days {
             let file = try dayFile(day)
-            try write(text[day] ?? [], to: file)
+            try write(text, to: file)
             touched.append(file)
         }
         for file in touched {
@@ -63,7 +71,11 @@ package final class Ledger {
                 throw SpoolError(error)
             }
         }
-        for line in redacted { log.record(line) }
+        for (line, detail) in zip(lines, details) where LogLevel(for: line.event) <= log.threshold {
+            var shown = line
+            shown.detail = detail
+            log.record(shown)
+        }
     }
 
     /// A secret learnt after the ledger was opened (an OAuth access token

@@ -20,6 +20,7 @@ package final class SpoolSession {
     /// folder it gives names to, so that a claimed entry settled by that
     /// commit never outlives its name in `queued/` after a power cut.
     var unsyncedSources: [DirectoryHandle] = []
+    var tagCompaction = EntityTagCompaction()
     /// `queued/`'s dropped names by inode number, listed once on the first
     /// need (`droppedName(sameFileAs:)`).
     var droppedInodes: [UInt64: FileName]?

@@ -60,10 +60,39 @@ package struct Redactor: Sendable {
 
     package func redact(_ text: String) -> String {
         var result = text
-        for secret in secrets where result.contains(secret) {
+        for secret in secrets where Self.mayOccur(secret, in: result) {
             result = result.replacingOccurrences(of: secret, with: Self.mark)
         }
         return result
+    }
+
+    /// Whether `replacingOccurrences` may have something to replace: for
+    /// an ASCII secret a byte search, which finds every match a String
+    /// search does (and a few it does not, which then replace nothing);
+    /// every ledger line's detail is redacted, and nearly none holds a
+    /// secret. Other secrets are searched as Strings.
+    private static func mayOccur(_ secret: String, in text: String) -> Bool {
+        guard secret.utf8.allSatisfy({ $0 < 0x80 }) else { return text.contains(secret) }
+        return occursAsBytes(secret, in: text)
+    }
+
+    private static func occursAsBytes(_ secret: String, in text: String) -> Bool {
+        var text = text
+        var secret = secret
+        return text.withUTF8 { haystack in
+            secret.withUTF8 { needle in
+                guard let first = needle.first, haystack.count >= needle.count else { return false }
+                var start = 0
+                while start + needle.count <= haystack.count {
+                    guard let found = haystack[start...(haystack.count - needle.count)].firstIndex(of: first) else {
+                        return false
+                    }
+                    if haystack[found..<(found + needle.count)].elementsEqual(needle) { return true }
+                    start = found + 1
+                }
+                return false
+            }
+        }
     }
 
     /// The first `limit` bytes of an answer as text, secrets taken out

@@ -510,10 +510,16 @@ def _all_in(snapshot: Snapshot, fates: dict[Entry, str], state: str) -> list[str
 def _etags_kept(snapshot: Snapshot, subscriber: str) -> list[str]:
     """A batch subscriber's etag is kept before its item leaves sending/ (§8)."""
     problems = []
+    # A line of the subscriber's journal (its first column the entity), or
+    # an older courier's file per entity.
+    journal = snapshot.files.get(f".courier/etags/{subscriber}/.journal")
+    journaled = {line.split(b"\t", 1)[0].decode(errors="replace")
+                 for line in (journal.data if journal else b"").split(b"\n") if line.count(b"\t") == 4}
     for entry, files in snapshot.entries().items():
         if entry.subscriber == subscriber and any(f.folder == "sent" for f in files):
-            if f".courier/etags/{subscriber}/{entry.id}" not in snapshot.files:
-                problems.append(f"sent/{entry}.json is there, and its etag .courier/etags/{subscriber}/{entry.id} is not")
+            if entry.id not in journaled and f".courier/etags/{subscriber}/{entry.id}" not in snapshot.files:
+                problems.append(f"sent/{entry}.json is there, and its etag is neither a line of "
+                                f".courier/etags/{subscriber}/.journal nor .courier/etags/{subscriber}/{entry.id}")
     return problems
 
 

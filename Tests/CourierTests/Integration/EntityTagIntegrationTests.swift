@@ -11,7 +11,7 @@ import Testing
 @testable import CourierTransport
 
 /// docs/design.md §8, "Etags": the last etag a batch server gave per entity
-/// is kept in `.courier/etags/SUB/ID`, where `courier etag` and `why` find it
+/// is kept in `.courier/etags/SUB/.journal`, where `courier etag` and `why` find it
 /// for the next `UPDATE`.
 @Suite(.tags(.integration)) struct EntityTagTests {
     /// A batch server that gives every item `etag` `v-KEY` and server id `srv-KEY`.
@@ -40,8 +40,8 @@ import Testing
         #expect(try store.tag(of: #require(RecordID("o-1")), from: batchy)?.etag == "v-o-1")
         #expect(try store.tag(of: #require(RecordID("o-3")), from: batchy)?.serverID == "srv-o-3")
         #expect(
-            try FileManager.default.contentsOfDirectory(atPath: spool.path + "/.courier/etags/batchy").sorted() == [
-                "o-1", "o-2", "o-3",
+            try FileManager.default.contentsOfDirectory(atPath: spool.path + "/.courier/etags/batchy") == [
+                ".journal"
             ])
 
         try spool.drop(#"{"id":"o-1-u1","kind":"order","op":"UPDATE","updates":"o-1","etag":"v-o-1"}"#, as: "u.json")
@@ -82,15 +82,26 @@ import Testing
         let spool = try Self.spool(try Self.server())
         for id in ["old", "young"] { try spool.dropRecord(id: id) }
         try spool.runRound()
-        let folder = try #require(
-            try EntityTagStore(spool: spool.spool).folder(for: TemporarySpool.subscriberName("batchy"))
-        )
-        let now = Timestamp.now()
-        try folder.setModified(FileName("old"), to: now - .seconds(200 * 86_400))
+        let batchy = try TemporarySpool.subscriberName("batchy")
+        // Prune runs 200 days on: "old" was given then, "young" renewed since.
+        let now = Timestamp.now() + .seconds(200 * 86_400)
+        let renewed = EntityTag(etag: "v-young-2", serverID: nil, key: "young-u1", time: now - .seconds(86_400))
+        var transition = Transition()
+        transition.tags = [EntityTagUpdate(subscriber: batchy, entity: try #require(RecordID("young")), tag: renewed)]
+        try spool.session.commit(transition)
+        // An older courier's file per entity goes by its mtime.
+        let folder = try #require(try EntityTagStore(spool: spool.spool).folder(for: batchy))
+        try folder.openFile(FileName("legacy"), flags: O_WRONLY | O_CREAT | O_EXCL)
+            .write(Array(#"{"etag":"v-legacy","key":"legacy","time":"2026-01-01T00:00:00Z"}"#.utf8))
+        try folder.setModified(FileName("legacy"), to: now - .seconds(300 * 86_400))
         let report = try Pruner(session: spool.session, retention: .seconds(183 * 86_400), now: now, dryRun: false)
             .run()
-        #expect(report.entityTags == ["batchy/old"])
-        #expect(try folder.sortedNames().map(\.description) == ["young"])
+        #expect(report.entityTags.sorted() == ["batchy/legacy", "batchy/old"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: spool.path + "/.courier/etags/batchy") == [".journal"])
+        let store = EntityTagStore(spool: spool.spool)
+        #expect(try store.tag(of: #require(RecordID("old")), from: batchy) == nil)
+        #expect(try store.tag(of: #require(RecordID("young")), from: batchy)?.etag == "v-young-2")
         #expect(spool.spool.readControlFile(Round.lastRoundFile) != nil)
     }
 

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import CourierPosix
+@testable import CourierSpool
+@testable import CourierSupport
+
+/// The ledger writes its lines as bytes (`LedgerLine.append(to:)`, with the
+/// calendar worked out once a second); they must be the lines `formatted`
+/// describes, byte for byte, or readers and scripts would see another format.
+@Suite struct LedgerLineBytesTests {
+    static func line(_ time: Timestamp, key: String, detail: String) -> LedgerLine {
+        LedgerLine(
+            time: time, round: "r-1", subscriber: "alpha", key: key, event: .sent, status: 201, attempt: 3,
+            durationMilliseconds: 12_345, detail: detail)
+    }
+
+    @Test("lines written as bytes are the formatted lines, across seconds, days, escapes and a detail cut at 200 bytes")
+    func bytesAreTheFormattedLine() {
+        var times = LedgerTimeText()
+        let midnight = Timestamp(secondsSinceEpoch: 1_796_083_199)  // 2026-11-30T23:59:59Z
+        let cases: [(Timestamp, String, String)] = [
+            (midnight, "k-1", "status=201"),
+            (midnight + .milliseconds(7), "tab\tin\\key", "line\nbreak\u{7F}"),
+            (midnight + .milliseconds(999), "k-3", String(repeating: "é", count: 150)),
+            (midnight + .milliseconds(1_000), "k-4", ""),
+            (midnight + .milliseconds(1_001), "ключ", String(repeating: "x", count: 300)),
+            (Timestamp(secondsSinceEpoch: 0), "k-6", "\u{1}"),
+        ]
+        for (time, key, detail) in cases {
+            let line = Self.line(time, key: key, detail: detail)
+            var bytes: [UInt8] = []
+            let text = times.text(of: time)
+            line.append(to: &bytes, time: text, detail: detail)
+            #expect(String(decoding: bytes, as: UTF8.self) == line.formatted, "\(time.rfc3339)")
+            #expect(times.day == time.utcDay, "\(time.rfc3339)")
+        }
+    }
+}
+
+/// The redactor looks for an ASCII secret as bytes before it replaces it;
+/// the search must find every match the String search found.
+@Suite struct RedactorByteSearchTests {
+    @Test("a secret is found after a partial match of it, at either end, and twice; an absent one changes nothing")
+    func byteSearchFindsEveryMatch() {
+        let redactor = Redactor(secrets: ["tok-abab-9", "é-secret-é"])
+        #expect(redactor.redact("x tok-abatok-abab-9 y") == "x tok-aba\(Redactor.mark) y")
+        #expect(redactor.redact("tok-abab-9") == Redactor.mark)
+        #expect(redactor.redact("a tok-abab-9 b tok-abab-9") == "a \(Redactor.mark) b \(Redactor.mark)")
+        #expect(redactor.redact("says é-secret-é here") == "says \(Redactor.mark) here")
+        #expect(redactor.redact("tok-abab-") == "tok-abab-")
+        #expect(redactor.redact("") == "")
+    }
+}
