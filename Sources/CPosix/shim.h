@@ -43,6 +43,7 @@ struct courier_status {
     uint64_t device;
     uint64_t inode;
     uint32_t links;
+    uint32_t owner;
 };
 
 /* statx of `name` in `dir` without following a symbolic link; an empty
@@ -63,6 +64,7 @@ static inline int courier_status_at(int dir, const char *name, struct courier_st
     out->device = makedev(info.stx_dev_major, info.stx_dev_minor);
     out->inode = info.stx_ino;
     out->links = info.stx_nlink;
+    out->owner = info.stx_uid;
     return 0;
 }
 

@@ -222,6 +222,8 @@ package struct FileStatus: Sendable {
     package let inode: UInt64
     /// Hard links to the file: more than one means another name elsewhere.
     package let links: Int
+    /// The file's owner (uid).
+    package let owner: UInt32
 
     init(_ info: courier_status) {
         switch mode_t(info.mode) & S_IFMT {
@@ -245,6 +247,7 @@ package struct FileStatus: Sendable {
         device = info.device
         inode = info.inode
         links = Int(info.links)
+        owner = info.owner
     }
 
     /// Whether two names are one file: the two halves of a rename a power

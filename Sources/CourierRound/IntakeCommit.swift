@@ -2,6 +2,7 @@ import CourierIdentifiers
 import CourierPosix
 import CourierRecords
 import CourierSpool
+import Glibc
 
 /// Intake's group commit: a group of accepted files becomes one
 /// transition. The dropped files' data is made durable with the copies for
@@ -31,7 +32,8 @@ struct IntakeCommit {
         // changed one waits in queued/, where a claim reads it again.
         let targets = group.map { accepted in
             accepted.entries.enumerated().map { index, entry in
-                accepted.target == .queued && (index > 0 || accepted.isUnchanged) && sendNow(entry)
+                accepted.target == .queued && (index > 0 || accepted.isForeign || accepted.isUnchanged)
+                    && sendNow(entry)
                     ? SpoolState.sending : accepted.target
             }
         }
@@ -39,16 +41,20 @@ struct IntakeCommit {
         // The dropped bytes reach the disk before any name or line says
         // they are an entry: after a power cut an entry is never empty
         // (Postfix's pickup does the same before cleanup takes a message).
-        transition.durable = group.filter { !$0.entries.isEmpty }.map(\.file)
+        transition.durable = group.filter { !$0.entries.isEmpty && !$0.isForeign }.map(\.file)
         transition.lines = group.flatMap { lines($0, now: now) }
         for (accepted, targets) in zip(group, targets) {
-            for (entry, target) in zip(accepted.entries, targets).dropFirst() {
+            // A producer's file stays the producer's after a rename: it
+            // could still rewrite or remove the entry, and courier may not
+            // set its time. Every entry of it is courier's own copy.
+            for (entry, target) in zip(accepted.entries, targets).dropFirst(accepted.isForeign ? 0 : 1) {
                 transition.newFiles.append(
                     .init(accepted.record.bytes, as: entry.fileName, in: .state(target), replacing: false))
             }
-            guard let first = accepted.entries.first, let target = targets.first else {
-                // A dropped file every subscriber already had goes; not
-                // another file a script renamed over its name since.
+            guard !accepted.isForeign, let first = accepted.entries.first, let target = targets.first else {
+                // A dropped file every subscriber already had, or a
+                // producer's copied above, goes; not another file a script
+                // renamed over its name since.
                 transition.removals.append(.init(accepted.name, in: .state(.queued), expected: accepted.readAs))
                 continue
             }
@@ -109,6 +115,9 @@ struct IntakeCommit {
 extension Intake.Accepted {
     /// The dropped file has the size and time it had when its bytes were
     /// read (checked just before the group commits).
+    /// Dropped by another user (a member of the producers group).
+    var isForeign: Bool { readAs.map { $0.owner != geteuid() } ?? false }
+
     var isUnchanged: Bool {
         guard let before = readAs, let now = try? file.status() else { return false }
         return now.size == before.size && now.modified == before.modified && now.size == record.bytes.count
