@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+@testable import CourierIdentifiers
+@testable import CourierPosix
+@testable import CourierSpool
+
+/// On a shared spool one worker's folder fsync can make another worker's
+/// rename durable half-way (btrfs), so every worker's commit that moves
+/// names holds the serial lock through its fsyncs.
+@Suite struct SharedCommitLockTests {
+    /// How often the lock was taken (0 before its first holder).
+    static func serialCount(_ spool: TemporarySpool) -> UInt64 {
+        let bytes = FileManager.default.contents(atPath: spool.path + "/.courier/" + Spool.serialLockName.description)
+        return (bytes ?? Data()).prefix(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    @Test("a worker's round commit on a shared spool takes the serial lock; a single-worker round's does not")
+    func sharedRoundCommitsHoldTheSerialLock() throws {
+        let spool = try TemporarySpool()
+        for (worker, expected) in [(WorkerID?.none, false), (try WorkerID("w1"), true)] {
+            let session = try SpoolSession(spool: try Spool(path: spool.path), worker: worker)
+            let round = try #require(try session.spool.lockWorkerRound(wait: false))
+            let name = FileName("r-\(worker?.description ?? "solo")@alpha.json")
+            try session.commit(
+                Transition(newFiles: [.init(Array("{}".utf8), as: name, in: .state(.failed), replacing: false)]))
+            let before = Self.serialCount(spool)
+            try session.commit(Transition(moves: [.init(name, from: .state(.failed), to: .state(.sent))]))
+            let after = Self.serialCount(spool)
+            #expect((after != before) == expected, "worker \(String(describing: worker)): \(before) → \(after)")
+            withExtendedLifetime(round) {}
+        }
+    }
+}
