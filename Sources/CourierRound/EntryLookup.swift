@@ -13,18 +13,20 @@ import CourierSpool
 /// entries or ten thousand into an empty spool.
 ///
 /// The listing is taken under the serial lock, on a spool with one worker
-/// only, and dropped when the lock's count shows that someone else held
-/// the lock since this round last did (a command may have made a name);
-/// the names intake makes are added as it commits them.
+/// only, and dropped when the lock's epoch shows that another process held
+/// the lock since the listing was taken (a command may have made a name);
+/// the round's own commits between groups hold it too, and keep the epoch.
+/// The names intake makes are added as it commits them.
 struct EntryLookup {
     private var listing: StateListing?
     /// Lookups made without a listing since the last one was dropped.
     private var lookups = 0
     /// What listing the state folders would cost, in directory bytes.
     private var listingBytes: Int?
-    /// The serial lock's count as this round left it, while it holds it.
+    /// The serial lock's epoch while it is held, and the epoch the listing
+    /// was taken in.
     private var held: UInt64?
-    private var leftLast: UInt64?
+    private var listedIn: UInt64?
 
     /// A failing lookup in six folders costs what listing about 3 KB of
     /// directory does (six lookups of ~4 µs; ~40 bytes a name listed at
@@ -34,19 +36,19 @@ struct EntryLookup {
     /// Whether a listing is in use (for tests and the profile).
     var isListing: Bool { listing != nil }
 
-    /// The serial lock was taken for a group: a listing outlives the last
-    /// hold only if nobody held the lock between.
+    /// The serial lock was taken for a group: a listing outlives the hold
+    /// it was taken in only if no other process held the lock since.
     mutating func locked(_ lock: SerialLock) {
-        if let leftLast, lock.found != leftLast {
+        if let listedIn, lock.epoch != listedIn {
             listing = nil
+            self.listedIn = nil
             lookups = 0
         }
-        held = lock.left
+        held = lock.epoch
     }
 
     /// The group's hold ended.
     mutating func unlocked() {
-        if let held { leftLast = held }
         held = nil
     }
 
@@ -79,5 +81,6 @@ struct EntryLookup {
         }
         guard lookups * Self.lookupBytes >= bytes else { return }
         listing = try spool.listStateFolders()
+        listedIn = held
     }
 }

@@ -30,16 +30,15 @@ extension SpoolSession {
     package func commit(_ transition: Transition) throws(SpoolError) -> Committed {
         var committed = Committed()
         guard !transition.isEmpty else { return committed }
-        // A command that creates or moves names does so under the serial
-        // lock, so that a round's listing of the state folders, taken
-        // under it, stays exact (`StateListing`). A round's own commits
-        // never run during its listing. On a shared spool every worker's
-        // commits take it too, renames through their folders' fsyncs: on
-        // btrfs one worker's fsync of `sent/` made another's rename into
-        // it durable before that worker had synced the folder it left,
-        // and a power cut then kept one file under both names.
-        let serial =
-            (spool.heldRoundLock == nil || spool.worker != nil) && transition.changesNames ? try serialLock() : nil
+        // Every commit that creates or moves names does so under the serial
+        // lock, a round's too. So a round's listing of the state folders,
+        // taken under it, stays exact (`StateListing`; a round's own
+        // commits leave the lock's epoch as it was). And one process's
+        // fsync of a folder never runs beside another's renames through
+        // it: on btrfs one worker's fsync of `sent/` made another's rename
+        // into it durable before that worker had synced the folder it
+        // left, and a power cut then kept one file under both names.
+        let serial = transition.changesNames ? try serialLock() : nil
         defer { withExtendedLifetime(serial) {} }
         var touched = TouchedFolders()
         for folder in unsyncedSources { touched.lost(folder) }

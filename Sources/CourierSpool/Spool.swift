@@ -23,9 +23,6 @@ package final class Spool {
     private var stagingNames = StagingNames()
     /// Tests' fault injection (`SpoolSession.faults`); nil in production.
     var faults: FaultPlan?
-    /// The round lock while this process holds it: a round's own commits
-    /// need no serial lock to keep its listing of the state folders exact.
-    weak var heldRoundLock: RoundLock?
     /// False on a file system where syncfs(2) does nothing (FUSE:
     /// GlusterFS): a group's files are then fsynced one by one.
     package var syncfsReachesDisk: Bool
@@ -197,9 +194,7 @@ package final class Spool {
         do {
             let file = try control.openFile(name, flags: O_RDWR | O_CREAT, mode: 0o640)
             guard try file.lockExclusively(wait: wait) else { return nil }
-            let lock = RoundLock(file: file)
-            heldRoundLock = lock
-            return lock
+            return RoundLock(file: file)
         } catch {
             throw .operation("lock", path: control.displayPath(of: name), error.errno)
         }

@@ -28,6 +28,10 @@ package final class SpoolSession {
     private var handles: [SpoolPlace: DirectoryHandle] = [:]
     /// The serial lock while something of this process holds it.
     private weak var heldSerialLock: SerialLock?
+    /// The serial lock's count as this session last left it, and its holds'
+    /// epoch (`SerialLock.epoch`).
+    private var serialCountLeft: UInt64?
+    private var serialEpoch: UInt64 = 0
 
     /// `worker`: on a shared spool, this process's worker; its claims go to
     /// `sending/WORKER/` and its lines to `YYYY-MM-DD.WORKER.tsv`.
@@ -80,6 +84,11 @@ package final class SpoolSession {
     package func serialLock() throws(SpoolError) -> SerialLock {
         if let held = heldSerialLock { return held }
         let lock = try spool.serialLock()
+        // The session's own holds, one after another (a round's commits
+        // between its intake groups), leave the epoch as it was.
+        if lock.found != serialCountLeft { serialEpoch += 1 }
+        serialCountLeft = lock.left
+        lock.epoch = serialEpoch
         heldSerialLock = lock
         return lock
     }

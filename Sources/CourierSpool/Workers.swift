@@ -60,7 +60,6 @@ extension Spool {
         else { return nil }
         let own = try take(lockFile(FileName(worker.value + ".lock"), in: workersFolder()), shared: false, wait: wait)
         guard let own else { return nil }
-        heldRoundLock = spoolWide
         return [spoolWide, own]
     }
 
@@ -190,6 +189,11 @@ package final class SerialLock {
     /// The count as this holder found it, and as it left it.
     package let found: UInt64
     package let left: UInt64
+    /// How many of its session's holds so far found a count the session
+    /// had not left (another process held the lock between), this one
+    /// included: what the session learnt of the state folders under a hold
+    /// of an earlier epoch may be stale (`SpoolSession.serialLock`).
+    package internal(set) var epoch: UInt64 = 0
 
     init(holding file: FileDescriptor) throws(SystemError) {
         self.file = file

@@ -78,6 +78,55 @@ import Testing
         withExtendedLifetime(lock) {}
     }
 
+    /// A round's own commit between two groups, as the delivery pass makes
+    /// one: it moves a name, so it holds the serial lock too.
+    static func roundCommit(_ spool: TemporarySpool, _ id: String) throws {
+        try spool.session.commit(
+            Transition(newFiles: [.init(record(id), as: entry(id), in: .state(.sent), replacing: false)]))
+    }
+
+    @Test("the round's own commits between intake groups keep its listing")
+    func ownCommitsKeepTheListing() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        var lookup = EntryLookup()
+        do {
+            let lock = try spool.session.serialLock()
+            lookup.locked(lock)
+            _ = try Self.lookUntilListing(&lookup, spool)
+            lookup.unlocked()
+        }
+        let before = SharedCommitLockTests.serialCount(spool)
+        try Self.roundCommit(spool, "own")
+        #expect(SharedCommitLockTests.serialCount(spool) == before + 1, "the round's commit did not hold the lock")
+        let lock = try spool.session.serialLock()
+        lookup.locked(lock)
+        #expect(lookup.isListing, "the round's own commit dropped its listing")
+        withExtendedLifetime(lock) {}
+    }
+
+    @Test("a command's commit is noticed even when the round's own commit took the lock after it")
+    func aCommandBeforeTheRoundsCommitDropsTheListing() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        var lookup = EntryLookup()
+        do {
+            let lock = try spool.session.serialLock()
+            lookup.locked(lock)
+            _ = try Self.lookUntilListing(&lookup, spool)
+            lookup.unlocked()
+        }
+        let command = try SpoolSession(path: spool.path, worker: nil)
+        try command.commit(
+            Transition(newFiles: [
+                .init(Self.record("late"), as: Self.entry("late"), in: .state(.queued), replacing: false)
+            ]))
+        try Self.roundCommit(spool, "own")
+        let lock = try spool.session.serialLock()
+        lookup.locked(lock)
+        #expect(!lookup.isListing, "the listing outlived a command's commit")
+        #expect(try lookup.find(Self.entry("late"), in: spool.spool)?.state == .queued)
+        withExtendedLifetime(lock) {}
+    }
+
     @Test("a commit of a command that makes or moves a name holds the serial lock; one that only writes lines does not")
     func commandsCountInTheSerialLock() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
@@ -97,7 +146,7 @@ import Testing
         #expect(try count() == before + 5, "a line alone took the serial lock")
     }
 
-    @Test("on a shared spool intake never lists: other workers move names without the lock")
+    @Test("on a shared spool intake never lists: every other worker's commit would drop the listing")
     func sharedSpoolsLookUp() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
         let worker = try SpoolSession(path: spool.path, worker: WorkerID("w1"))
