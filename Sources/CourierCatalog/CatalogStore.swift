@@ -100,7 +100,7 @@ struct CatalogStore {
             guard let id = RecordID(tombstone.id) else { continue }
             transition.lines.append(
                 LedgerLine(
-                    time: .now(), round: report.session.value, subscriber: catalog.name.value, key: id.value,
+                    time: .now(), actor: .round(report.session), subscriber: catalog.name, key: id.value,
                     event: .catalogDeleted, detail: tombstone.detail))
             transition.removals.append(.init(FileName("\(id).json"), in: .catalog(catalog.name)))
             tombstones += 1

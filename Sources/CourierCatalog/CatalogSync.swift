@@ -179,8 +179,10 @@ package struct CatalogSync {
 
     private func line(_ event: LedgerEvent, _ report: CatalogSyncReport, status: Int, detail: String) -> LedgerLine {
         LedgerLine(
-            time: .now(), round: report.session.value, subscriber: catalog.name.value, key: "catalog", event: event,
-            status: status, attempt: report.pages, durationMilliseconds: report.durationMilliseconds, detail: detail)
+            time: .now(), actor: .round(report.session), subscriber: catalog.name, key: "catalog", event: event,
+            answer: LedgerAnswer(column: status), attempt: report.pages,
+            durationMilliseconds: report.durationMilliseconds,
+            detail: detail)
     }
 
     static func summary(_ report: CatalogSyncReport) -> String {

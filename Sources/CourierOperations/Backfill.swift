@@ -67,7 +67,7 @@ package struct Backfill {
                 var transition = Transition()
                 transition.lines = [
                     LedgerLine(
-                        time: .now(), actor: .backfill, subscriber: subscriber.value, key: entry.key.description,
+                        time: .now(), actor: .backfill, subscriber: subscriber, key: entry.key.description,
                         event: .backfilled, detail: "from \(origin)" + (state.map { "; was in \($0.rawValue)/" } ?? ""))
                 ]
                 if let state {

@@ -34,7 +34,7 @@ package struct Copier {
                 Transition(
                     lines: [
                         LedgerLine(
-                            time: .now(), actor: .person, subscriber: target.value, key: copy.key.description,
+                            time: .now(), actor: .person, subscriber: target, key: copy.key.description,
                             event: .copied, detail: "copy of \(original) (\(item.state.rawValue)/)")
                     ], newFiles: [.init(bytes, as: copy.fileName, in: .state(.queued), replacing: false)]))
         } catch {

@@ -26,7 +26,7 @@ package struct Holding {
             var transition = Transition()
             transition.lines = [
                 LedgerLine(
-                    time: now, actor: .person, subscriber: subscriber.value, key: "-", event: .held,
+                    time: now, actor: .person, subscriber: subscriber, key: "-", event: .held,
                     detail: reason.isEmpty ? "held by a person" : "held by a person: \(reason)")
             ]
             transition.newFiles = [
@@ -49,7 +49,7 @@ package struct Holding {
                 Transition(
                     lines: [
                         LedgerLine(
-                            time: .now(), actor: .person, subscriber: subscriber.value, key: "-", event: .released,
+                            time: .now(), actor: .person, subscriber: subscriber, key: "-", event: .released,
                             detail: "released by a person; \(held)")
                     ], removals: [.init(FileName(subscriber.value), in: .held)]))
             return hold

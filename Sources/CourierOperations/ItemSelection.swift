@@ -125,8 +125,15 @@ package struct ItemSelection: Sendable {
             guard let status = try? spool.directory(item.state).status(of: item.name) else { return false }
             return intake.of(item, status) < now - olderThan
         }
-        for item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
-            if isOldEnough(item) { chosen.append(item) }
+        for var item in items where passes(item) && seen[item.state, default: []].insert(item.name).inserted {
+            guard isOldEnough(item) else { continue }
+            if item.entry == nil && item.state == .queued {
+                // A producer may rename its next record over this name.
+                do { item.expected = try spool.directory(.queued).status(of: item.name) } catch {
+                    throw .spool(SpoolError(error))
+                }
+            }
+            chosen.append(item)
         }
         // A file of no subscriber is passed over by a pick for one, not
         // skipped: only a pick of everything says what it left.

@@ -61,7 +61,7 @@ package struct Listing {
                 let takenIn = intake.of(item, status)
                 if let olderThan = filter.olderThan, now - takenIn <= olderThan { continue }
                 let facts = RecordFacts.read(item, in: spool)
-                let last = try history.last(subscriber: item.ledgerSubscriber, key: item.ledgerKey)
+                let last = try history.last(subscriber: item.entry?.subscriber, key: item.ledgerKey)
                 visit(Row(item: item, kind: facts.kind, time: facts.time, takenIn: takenIn, last: last))
             }
         }

@@ -75,14 +75,15 @@ package struct ManualMoves {
             var transition = Transition()
             transition.lines = chunk.map { item in
                 LedgerLine(
-                    time: now, actor: .person, subscriber: item.ledgerSubscriber, key: item.ledgerKey, event: event,
+                    time: now, actor: .person, subscriber: item.entry?.subscriber, key: item.ledgerKey, event: event,
                     detail: "\(detail): \(item.state.rawValue)/ → \(arrow)")
             }
             for item in chunk {
                 if let target {
-                    transition.moves.append(.init(item.name, from: .state(item.state), to: .state(target)))
+                    transition.moves.append(
+                        .init(item.name, from: .state(item.state), to: .state(target), expected: item.expected))
                 } else {
-                    transition.removals.append(.init(item.name, in: .state(item.state)))
+                    transition.removals.append(.init(item.name, in: .state(item.state), expected: item.expected))
                 }
             }
             let committed: Committed

@@ -71,7 +71,7 @@ package struct Pruner {
                 in: .state(.failed), olderThan: now - failedRetention, by: \.changed
             ) { name in
                 LedgerLine(
-                    time: now, actor: .prune, subscriber: EntryName(fileName: name)?.subscriber.value ?? "-",
+                    time: now, actor: .prune, subscriber: EntryName(fileName: name)?.subscriber,
                     key: EntryName(fileName: name)?.key.description ?? name.description, event: .deleted,
                     detail: "removed from failed/ after failed-retention \(Units.describe(failedRetention))")
             }

@@ -69,7 +69,7 @@ struct AttentionRequeue {
         transition.lines =
             chosen.map { entry, failure in
                 LedgerLine(
-                    time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                    time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
                     event: .resent,
                     detail: "send-now --attention: sent again after a transient failure ("
                         + (TransientFailure.reason(in: failure) ?? "HTTP \(failure.status)")

@@ -143,7 +143,7 @@ struct Claimer {
             let flagging = Transition.flag(
                 entry.fileName, from: .state(state), as: safe,
                 reason: "\(place)\(entry) already exists; a file dropped under an entry's name cannot replace it",
-                round: round.value, at: now)
+                actor: .round(round), at: now)
             return try session.commit(flagging).vanished.isEmpty ? safe : nil
         } catch {
             throw .spool(error)
@@ -162,7 +162,7 @@ struct Claimer {
     /// attention at once, from `queued/`. False when it had vanished.
     func setAsideUnconfigured(_ entry: EntryName) throws(RoundError) -> Bool {
         let line = LedgerLine(
-            time: .now(), round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+            time: .now(), actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
             event: .needsAttention, detail: "subscriber \(entry.subscriber) is not configured")
         do {
             let transition = Transition(lines: [line], moves: [.init(entry, from: .queued, to: .needsAttention)])

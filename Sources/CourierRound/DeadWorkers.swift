@@ -50,7 +50,7 @@ struct DeadWorkers {
         transition.lines = names.map { name in
             let entry = EntryName(fileName: name)
             return LedgerLine(
-                time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
+                time: now, actor: .round(round), subscriber: entry?.subscriber,
                 key: entry?.key.description ?? name.description, event: .recovered, detail: "\(why); back to queued/")
         }
         transition.moves = names.map { Transition.Move($0, from: place, to: .state(.queued)) }

@@ -87,8 +87,9 @@ final class DeliveryAuthorization {
     func retryLines(_ request: PendingRequest, _ response: DeliveryResponse, now: Timestamp) -> [LedgerLine] {
         request.items.map { item in
             LedgerLine(
-                time: now, round: round.value, subscriber: request.subscriber.name.value,
-                key: item.entry.key.description, event: .retry, status: response.status, attempt: request.attempt,
+                time: now, actor: .round(round), subscriber: request.subscriber.name,
+                key: item.entry.key.description, event: .retry, answer: LedgerAnswer(column: response.status),
+                attempt: request.attempt,
                 durationMilliseconds: response.duration.milliseconds,
                 detail: "the OAuth token was refused; once more with a new one: " + Settler.detail(response))
         }

@@ -324,7 +324,7 @@ final class DeliveryPass {
         for case .claimed(let item) in left {
             transition.lines.append(
                 LedgerLine(
-                    time: now, round: round.value, subscriber: subscriber.name.value, key: item.entry.key.description,
+                    time: now, actor: .round(round), subscriber: subscriber.name, key: item.entry.key.description,
                     event: .recovered, detail: "\(reason); back to queued/"))
             transition.moves.append(.init(item.entry, from: .sending, to: .queued))
         }
@@ -382,7 +382,7 @@ final class DeliveryPass {
         let now = Timestamp.now()
         let lines = entries.map { entry in
             LedgerLine(
-                time: now, round: round.value, subscriber: subscriber.name.value, key: entry.key.description,
+                time: now, actor: .round(round), subscriber: subscriber.name, key: entry.key.description,
                 event: .needsAttention, detail: reason)
         }
         hand(
@@ -475,7 +475,7 @@ final class DeliveryPass {
                 // Nothing to settle it by: it goes back untried, as recovery would put it.
                 let lines = request.items.map {
                     LedgerLine(
-                        time: now, round: round.value, subscriber: subscriber.name.value, key: $0.entry.key.description,
+                        time: now, actor: .round(round), subscriber: subscriber.name, key: $0.entry.key.description,
                         event: .recovered, detail: "\(subscriber.name) not answering; back to queued/")
                 }
                 hand(

@@ -238,7 +238,7 @@ package struct Intake {
         let now = Timestamp.now()
         let safe = try FlaggedName.make(for: name, at: now, in: spool.directory(.needsAttention))
         let flagging = Transition.flag(
-            name, from: .state(.queued), as: safe, reason: reason, round: round.value, at: now)
+            name, from: .state(.queued), as: safe, reason: reason, actor: .round(round), at: now)
         guard try session.commit(flagging).vanished.isEmpty else { return }
         report.invalid += 1
         report.flagged.append(safe.description)
@@ -270,7 +270,8 @@ package struct Intake {
                 Transition(
                     lines: [
                         LedgerLine(
-                            time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .duplicate,
+                            time: .now(), actor: .round(round), subscriber: nil, key: record.id.value,
+                            event: .duplicate,
                             detail: "same route already in awaitingRoute/\(routeName); "
                                 + "\(FlaggedName.printable(name)) removed")
                     ], removals: [.init(name, in: .state(.queued))]))
@@ -290,7 +291,8 @@ package struct Intake {
                 Transition(
                     lines: [
                         LedgerLine(
-                            time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .duplicate,
+                            time: .now(), actor: .round(round), subscriber: nil, key: record.id.value,
+                            event: .duplicate,
                             detail: "same route already merged into \(merged); \(FlaggedName.printable(name)) removed")
                     ], removals: [.init(name, in: .state(.queued))]))
             report.duplicates += 1
@@ -301,7 +303,8 @@ package struct Intake {
             Transition(
                 lines: [
                     LedgerLine(
-                        time: .now(), round: round.value, subscriber: "-", key: record.id.value, event: .awaitingRoute,
+                        time: .now(), actor: .round(round), subscriber: nil, key: record.id.value,
+                        event: .awaitingRoute,
                         detail: "route for \(workout) from \(FlaggedName.printable(name))")
                 ], removals: [.init(name, in: .state(.queued))],
                 newFiles: [.init(record.bytes, as: routeName, in: .state(.awaitingRoute), replacing: false)]))

@@ -99,14 +99,14 @@ struct IntakeCommit {
         let origin = "from \(FlaggedName.printable(accepted.name))"
         let taken = accepted.entries.map { entry in
             LedgerLine(
-                time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
                 event: accepted.record.awaitRoute ? .awaitingRoute : .accepted,
                 detail: "kind=\(accepted.record.kind) \(origin)")
         }
         return taken
             + accepted.duplicates.map { entry, state in
                 LedgerLine(
-                    time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description,
+                    time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
                     event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
             }
     }

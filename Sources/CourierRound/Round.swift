@@ -65,8 +65,8 @@ package struct Round {
         let started = Timestamp.now()
         let clock = MonotonicInstant.now()
         let round = RoundID.make(at: started)
-        session.actor = round.value
-        defer { session.actor = "-" }
+        session.actor = .round(round)
+        defer { session.actor = .unattributed }
         // Whatever the session was opened with, this configuration's
         // secrets never reach the ledger.
         session.addSecrets(of: configuration.redactor)
@@ -230,7 +230,7 @@ struct Recovery {
         transition.lines = names.map { name in
             let entry = EntryName(fileName: name)
             return LedgerLine(
-                time: now, round: round.value, subscriber: entry?.subscriber.value ?? "-",
+                time: now, actor: .round(round), subscriber: entry?.subscriber,
                 key: entry?.key.description ?? name.description, event: .recovered,
                 detail: "was in sending/ when a round stopped; back to queued/")
         }

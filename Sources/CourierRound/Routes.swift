@@ -99,7 +99,7 @@ struct RouteStep {
                 }
                 var expired = Transition()
                 try expireIfOld(
-                    routeName, key: id.value, subscriber: "-", into: &expired, report: &report,
+                    routeName, key: id.value, subscriber: nil, into: &expired, report: &report,
                     reason: "no workout \(id) arrived within route-wait")
                 try session.commit(expired)
                 continue
@@ -126,7 +126,7 @@ struct RouteStep {
         var expired = Transition()
         for entry in workouts.values.joined() {
             try expireIfOld(
-                entry.fileName, key: entry.key.description, subscriber: entry.subscriber.value, into: &expired,
+                entry.fileName, key: entry.key.description, subscriber: entry.subscriber, into: &expired,
                 report: &report, reason: "its GPS route did not arrive within route-wait")
         }
         try session.commit(expired)
@@ -186,7 +186,7 @@ struct RouteStep {
     }
 
     private func expireIfOld(
-        _ name: FileName, key: String, subscriber: String, into transition: inout Transition,
+        _ name: FileName, key: String, subscriber: SubscriberName?, into transition: inout Transition,
         report: inout RouteReport, reason: String
     )
         throws(SpoolError)
@@ -198,9 +198,10 @@ struct RouteStep {
         guard let status, now - status.modified >= configuration.routeWait else { return }
         transition.lines.append(
             LedgerLine(
-                time: now, round: round.value, subscriber: subscriber, key: key, event: .routeTimeout, detail: reason))
+                time: now, actor: .round(round), subscriber: subscriber, key: key, event: .routeTimeout, detail: reason)
+        )
         transition.moves.append(.init(name, from: .state(.awaitingRoute), to: .state(.needsAttention)))
-        report.timedOut.append(subscriber == "-" ? name.description : "\(key)@\(subscriber)")
+        report.timedOut.append(subscriber.map { "\(key)@\($0)" } ?? name.description)
     }
 
     /// Entries in queued/ of the given ids that still wait for a route:
@@ -233,12 +234,12 @@ struct RouteStep {
 
     private func line(_ entry: EntryName, _ event: LedgerEvent, _ detail: String) -> LedgerLine {
         LedgerLine(
-            time: now, round: round.value, subscriber: entry.subscriber.value, key: entry.key.description, event: event,
+            time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description, event: event,
             detail: detail)
     }
 
     /// A route's own line: subscriber `-`, key its workout's id.
     private func line(_ key: String, _ event: LedgerEvent, _ detail: String) -> LedgerLine {
-        LedgerLine(time: now, round: round.value, subscriber: "-", key: key, event: event, detail: detail)
+        LedgerLine(time: now, actor: .round(round), subscriber: nil, key: key, event: event, detail: detail)
     }
 }

@@ -109,8 +109,8 @@ struct Settler {
         let step = retryStep(request)
         for verdict in verdicts {
             var line = LedgerLine(
-                time: now, round: round.value, subscriber: subscriber.name.value,
-                key: verdict.item.entry.key.description, event: .sent, status: response.status,
+                time: now, actor: .round(round), subscriber: subscriber.name,
+                key: verdict.item.entry.key.description, event: .sent, answer: LedgerAnswer(column: response.status),
                 attempt: request.attempt, durationMilliseconds: response.duration.milliseconds, detail: verdict.detail)
             let retriesHere = mode == .foreground && request.attempt <= backoff.count
             switch verdict.outcome {

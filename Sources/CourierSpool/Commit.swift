@@ -64,7 +64,10 @@ extension SpoolSession {
             if !touched.isEmpty { try touched.sync(faults: spool.faults) }
             for removal in transition.removals {
                 let folder = try handle(removal.place)
-                guard try isStill(removal.expected, removal.name, in: folder) else { continue }
+                guard try isStill(removal.expected, removal.name, in: folder) else {
+                    committed.absent.append(removal)
+                    continue
+                }
                 do {
                     try spool.faults?.check(.remove, path: folder.displayPath(of: removal.name))
                     if removal.orEmptyDirectory, try folder.status(of: removal.name)?.kind == .directory {
@@ -310,7 +313,7 @@ extension SpoolSession {
         guard let flagged = try flaggedName(of: name, sameFileAs: status) else { return false }
         try ledger.append(
             LedgerLine(
-                time: .now(), round: actor, subscriber: "-", key: flagged.description, event: .recovered,
+                time: .now(), actor: actor, subscriber: nil, key: flagged.description, event: .recovered,
                 detail: "\(folder.displayPath(of: name)) was one file with needsAttention/\(flagged) "
                     + "(flagging's rename, half done); the old name was removed"))
         do {
@@ -338,7 +341,7 @@ extension SpoolSession {
         let safe = try FlaggedName.make(for: name, at: now, in: attention)
         try ledger.append(
             LedgerLine(
-                time: now, round: actor, subscriber: "-", key: safe.description, event: .invalid,
+                time: now, actor: actor, subscriber: nil, key: safe.description, event: .invalid,
                 detail: "\(folder.displayPath(of: name)) was in the way of \(mover) moving there; a file cannot "
                     + "take the name of an entry on its way (dropped as \(FlaggedName.printable(name)))"))
         do {

@@ -9,12 +9,13 @@ extension Transition {
     /// flags a file dropped under the name of an entry that already
     /// settled, from `sending/`, once its rename has made it this round's.
     package static func flag(
-        _ name: FileName, from place: SpoolPlace, as safe: FileName, reason: String, round: String, at now: Timestamp
+        _ name: FileName, from place: SpoolPlace, as safe: FileName, reason: String, actor: LedgerActor,
+        at now: Timestamp
     ) -> Transition {
         Transition(
             lines: [
                 LedgerLine(
-                    time: now, round: round, subscriber: "-", key: safe.description, event: .invalid,
+                    time: now, actor: actor, subscriber: nil, key: safe.description, event: .invalid,
                     detail: "\(reason) (dropped as \(FlaggedName.printable(name)))")
             ],
             moves: [Move(name, from: place, to: .state(.needsAttention), as: safe)])

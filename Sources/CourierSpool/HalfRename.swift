@@ -32,13 +32,13 @@ extension SpoolSession {
         let held = statuses.map(\.0)
         let entry = EntryName(fileName: name)
         let last = try LastEvents(directory: spool.ledgerDirectory).last(
-            subscriber: entry?.subscriber.value ?? "-", key: entry?.key.description ?? name.description)
+            subscriber: entry?.subscriber, key: entry?.key.description ?? name.description)
         let kept = Self.destination(of: last?.event, among: held)
         let now = Timestamp.now()
         var transition = Transition()
         transition.lines = [
             LedgerLine(
-                time: now, round: actor, subscriber: entry?.subscriber.value ?? "-",
+                time: now, actor: actor, subscriber: entry?.subscriber,
                 key: entry?.key.description ?? name.description, event: .recovered,
                 detail: "was in " + held.map { $0.rawValue + "/" }.joined(separator: " and ")
                     + " as one file (a rename a power cut left half done); kept \(kept.rawValue)/")
@@ -67,7 +67,7 @@ extension SpoolSession {
             Transition(
                 lines: [
                     LedgerLine(
-                        time: .now(), round: actor, subscriber: entry.subscriber.value, key: entry.key.description,
+                        time: .now(), actor: actor, subscriber: entry.subscriber, key: entry.key.description,
                         event: .recovered,
                         detail: "queued/\(FlaggedName.printable(dropped)) was one file with \(state.rawValue)/\(entry) "
                             + "(intake's rename, half done by a power cut); the dropped name was removed")
@@ -95,7 +95,7 @@ extension SpoolSession {
         guard let flagged = try flaggedName(of: name, sameFileAs: status) else { return nil }
         var resent = false
         if flagged == name && state == .queued {
-            let last = try LastEvents(directory: spool.ledgerDirectory).last(subscriber: "-", key: name.description)
+            let last = try LastEvents(directory: spool.ledgerDirectory).last(subscriber: nil, key: name.description)
             resent = last?.event == .resent
         }
         let detail =
@@ -108,7 +108,7 @@ extension SpoolSession {
             Transition(
                 lines: [
                     LedgerLine(
-                        time: .now(), round: actor, subscriber: "-", key: flagged.description, event: .recovered,
+                        time: .now(), actor: actor, subscriber: nil, key: flagged.description, event: .recovered,
                         detail: detail)
                 ],
                 removals: [resent ? .init(flagged, in: .state(.needsAttention)) : .init(name, in: .state(state))]))

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierPosix
 import Glibc
 
@@ -54,8 +55,10 @@ package final class LastEvents {
 
     /// The newest line of the item in the ledger; nil when it has none
     /// (moved in by hand, or pruned), which reads every day file once.
-    package func last(subscriber: String, key: String) throws(SpoolError) -> LastEvent? {
-        let id = Array((LedgerLine.escape(subscriber) + "\t" + LedgerLine.escape(key)).utf8).withUnsafeBufferPointer {
+    /// `subscriber`: nil for lines of no subscriber's (`-`).
+    package func last(subscriber: SubscriberName?, key: String) throws(SpoolError) -> LastEvent? {
+        let column = subscriber?.value ?? LedgerLine.noSubscriber
+        let id = Array((LedgerLine.escape(column) + "\t" + LedgerLine.escape(key)).utf8).withUnsafeBufferPointer {
             Fingerprint($0)
         }
         while found[id] == nil, let files = unread.popLast() { try read(files, day: Int32(unread.count)) }

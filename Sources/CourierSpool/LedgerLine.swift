@@ -55,7 +55,9 @@ package struct LedgerLine: Sendable, Equatable {
 
     package static let detailLimit = 200
 
-    package init(
+    /// The columns as text, as a line is read back; writers use the typed
+    /// `init(time:actor:subscriber:…)`.
+    init(
         time: Timestamp, round: String, subscriber: String, key: String, event: LedgerEvent, status: Int = 0,
         attempt: Int = 0, durationMilliseconds: Int64 = 0, detail: String = ""
     ) {

@@ -8,15 +8,20 @@ package struct SpoolItem: Sendable {
     package let state: SpoolState
     /// Nil for a flagged intake file.
     package let entry: EntryName?
+    /// The file as it was chosen, when its name is one a script may rename
+    /// another file over (a dropped file in `queued/`): a move or removal
+    /// of the item leaves a different file under the name alone.
+    package var expected: FileStatus?
 
-    package init(name: FileName, state: SpoolState, entry: EntryName?) {
+    package init(name: FileName, state: SpoolState, entry: EntryName?, expected: FileStatus? = nil) {
         self.name = name
         self.state = state
         self.entry = entry
+        self.expected = expected
     }
 
     /// The ledger's (subscriber, key) for this item.
-    package var ledgerSubscriber: String { entry?.subscriber.value ?? "-" }
+    package var ledgerSubscriber: String { entry?.subscriber.value ?? LedgerLine.noSubscriber }
     package var ledgerKey: String { entry?.key.description ?? name.description }
 }
 

@@ -14,7 +14,7 @@ package final class SpoolSession {
     let ledger: Ledger
     /// The ledger's round column for lines the commit writes on its own (a
     /// file found in a move's way): the round's id while one runs.
-    package var actor = "-"
+    package var actor = LedgerActor.unattributed
     /// Folders claims took names from without an fsync (`claim`): the next
     /// commit syncs them with the folders it takes names from, before any
     /// folder it gives names to, so that a claimed entry settled by that

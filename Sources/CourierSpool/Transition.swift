@@ -228,8 +228,9 @@ package struct Transition {
 /// word), and the files found in the way of a move and flagged.
 package struct Committed: Sendable {
     package var vanished: [Transition.Move] = []
-    /// The removals whose name had gone already (counted as removed; a
-    /// person's `delete` says the item went away).
+    /// The removals whose file had gone already, or whose name now holds
+    /// another file (left alone): a person's `delete` says the item went
+    /// away.
     package var absent: [Transition.Removal] = []
     /// The safe names the files in the way got in `needsAttention/`.
     package var flagged: [FileName] = []

@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import Testing
 
 @testable import CourierPosix
@@ -9,14 +10,15 @@ import Testing
     @Test(
         "each actor is written as today's word and read back as itself",
         arguments: [
-            (LedgerActor.person, "manual"), (.prune, "prune"), (.backfill, "backfill"),
+            (LedgerActor.person, "manual"), (.prune, "prune"), (.backfill, "backfill"), (.unattributed, "-"),
             (.round(RoundID(value: "20261130T070000Z-ab12")), "20261130T070000Z-ab12"),
         ])
     func actorsKeepTheirWords(_ actor: LedgerActor, _ column: String) throws {
         #expect(actor.column == column)
         #expect(LedgerActor(column: column) == actor)
         let line = LedgerLine(
-            time: Timestamp(secondsSinceEpoch: 0), actor: actor, subscriber: "a", key: "k", event: .held)
+            time: Timestamp(secondsSinceEpoch: 0), actor: actor, subscriber: SubscriberName("a"), key: "k", event: .held
+        )
         let read = try #require(LedgerLine(parsing: line.formatted.dropLast()))
         #expect(read.round == column && read.actor == actor)
     }

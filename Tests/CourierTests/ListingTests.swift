@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import Foundation
 import Testing
 
@@ -120,13 +121,20 @@ import Testing
         // are read whole.
         for chunk in [4 << 20, 100, 80] {
             let events = try LastEvents(directory: spool.spool.ledgerDirectory, chunk: chunk)
-            #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201), "\(chunk)")
-            #expect(try events.last(subscriber: "beta", key: "k") == LastEvent(event: .accepted, status: 0), "\(chunk)")
             #expect(
-                try events.last(subscriber: "alpha", key: "old") == LastEvent(event: .needsAttention, status: 503),
+                try events.last(subscriber: SubscriberName("alpha"), key: "k") == LastEvent(event: .sent, status: 201),
                 "\(chunk)")
-            #expect(try events.last(subscriber: "alpha", key: "never") == nil, "\(chunk)")
-            #expect(try events.last(subscriber: "alpha", key: "k") == LastEvent(event: .sent, status: 201), "\(chunk)")
+            #expect(
+                try events.last(subscriber: SubscriberName("beta"), key: "k") == LastEvent(event: .accepted, status: 0),
+                "\(chunk)")
+            #expect(
+                try events.last(subscriber: SubscriberName("alpha"), key: "old")
+                    == LastEvent(event: .needsAttention, status: 503),
+                "\(chunk)")
+            #expect(try events.last(subscriber: SubscriberName("alpha"), key: "never") == nil, "\(chunk)")
+            #expect(
+                try events.last(subscriber: SubscriberName("alpha"), key: "k") == LastEvent(event: .sent, status: 201),
+                "\(chunk)")
         }
     }
 }

@@ -24,4 +24,24 @@ import Testing
         #expect(report.refused.map(\.name) == ["k1@alpha.json"])
         #expect(try spool.names(in: .queued) == ["k1@alpha.json"])
     }
+
+    @Test("delete of a dropped file keeps the new file a script renamed over its name after it was chosen")
+    func aDeleteLeavesTheFileThatReplacedTheChosenOne() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        try spool.drop(#"{"id":"old","kind":"sleep"}"#, as: "today.json")
+        var selection = ItemSelection()
+        selection.names = ["today.json"]
+        let chosen = try selection.choose(
+            in: spool.spool, allowed: ManualMoves.deleteStates, picking: ManualMoves.deletePickStates)
+        #expect(chosen.items.map(\.name) == [FileName("today.json")])
+        // The producer writes the next record and renames it over the name.
+        let next = spool.path + "/next.json"
+        #expect(FileManager.default.createFile(atPath: next, contents: Data(#"{"id":"new","kind":"sleep"}"#.utf8)))
+        #expect(rename(next, spool.path + "/queued/today.json") == 0)
+        let report = try ManualMoves(session: spool.session).delete(chosen.items)
+        #expect(report.moved.isEmpty, "the new record was deleted in the old one's place")
+        #expect(report.refused.map(\.name) == ["today.json"])
+        let kept = try String(contentsOfFile: spool.path + "/queued/today.json", encoding: .utf8)
+        #expect(kept.contains(#""id":"new""#))
+    }
 }

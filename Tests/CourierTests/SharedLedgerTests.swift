@@ -271,11 +271,12 @@ import Testing
         try plain.append(try Self.line("2026-11-30T09:00:00.000Z", "new", .deferred))
         for chunk in [4 << 20, 60] {
             let events = try LastEvents(directory: directory, chunk: chunk)
-            #expect(try events.last(subscriber: "alpha", key: "k")?.event == .sent, "\(chunk)")
-            #expect(try events.last(subscriber: "alpha", key: "tie")?.event == .sent, "\(chunk)")
-            #expect(try events.last(subscriber: "alpha", key: "new")?.event == .deferred, "\(chunk)")
-            #expect(try events.last(subscriber: "alpha", key: "old")?.event == .needsAttention, "\(chunk)")
-            #expect(try events.last(subscriber: "alpha", key: "never") == nil, "\(chunk)")
+            #expect(try events.last(subscriber: SubscriberName("alpha"), key: "k")?.event == .sent, "\(chunk)")
+            #expect(try events.last(subscriber: SubscriberName("alpha"), key: "tie")?.event == .sent, "\(chunk)")
+            #expect(try events.last(subscriber: SubscriberName("alpha"), key: "new")?.event == .deferred, "\(chunk)")
+            #expect(
+                try events.last(subscriber: SubscriberName("alpha"), key: "old")?.event == .needsAttention, "\(chunk)")
+            #expect(try events.last(subscriber: SubscriberName("alpha"), key: "never") == nil, "\(chunk)")
         }
     }
 
