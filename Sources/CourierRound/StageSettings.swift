@@ -17,7 +17,8 @@ struct IntakeSettings: Sendable {
     static let keys: [ConfigKey] = [.courier(.maxRecordSize), .courier(.settle), .subscriber(.kinds)]
     let maxRecordSize: Int
     let settle: Duration
-    /// The configured subscribers, whose `kinds` route a record.
+    /// The configured subscribers, whose names and `kinds` route a record
+    /// (`SubscriberChoice`, which `enqueue` asks too, takes whole sections).
     let subscribers: [Subscriber]
 
     init(_ configuration: Configuration) {
