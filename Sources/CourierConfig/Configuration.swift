@@ -271,6 +271,13 @@ package struct Configuration: Sendable {
 
     package static let defaultSpool = "/var/spool/courier"
 
+    /// The keys `redactor` is made of: whatever reads it reads these.
+    package static let redactorKeys: [ConfigKey] = [
+        .subscriber(.tokenFile), .subscriber(.url), .subscriber(.oauthTokenURL), .subscriber(.oauthClientID),
+        .subscriber(.oauthClientSecretFile), .catalog(.tokenFile), .catalog(.url), .catalog(.ackURL),
+        .catalog(.oauthTokenURL), .catalog(.oauthClientID), .catalog(.oauthClientSecretFile),
+    ]
+
     /// Every secret this configuration knows, for whatever is written down.
     package var redactor: Redactor {
         var redactor = Redactor()

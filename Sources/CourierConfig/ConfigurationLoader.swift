@@ -107,49 +107,48 @@ extension Configuration {
     /// One `[courier]` key.
     private mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
         let value = entry.value
-        switch entry.key {
-        case "spool":
+        guard let key = CourierKey(rawValue: entry.key) else { throw fail("unknown key") }
+        switch key {
+        case .spool:
             guard !value.isEmpty else { throw fail("is empty") }
             spool = Self.resolve(value, against: base)
-        case "device-id":
+        case .deviceID:
             guard DeviceID.isValid(value) else { throw fail("must be 1–64 of \(NameBytes.idClass)") }
             deviceID = value
-        case "shared": shared = try boolean(value, fail)
-        case "worker-id":
+        case .shared: shared = try boolean(value, fail)
+        case .workerID:
             if let problem = WorkerID.problem(with: value) { throw fail(problem) }
             workerName = value
-        case "notify":
+        case .notify:
             guard let mode = NotifyMode(rawValue: value) else { throw fail("must be always, failures or off") }
             notify = mode
-        case "notify-command":
+        case .notifyCommand:
             guard !value.isEmpty else { throw fail("is empty") }
             notifyCommand = Self.resolve(value, against: base)
-        case "notify-timeout": notifyTimeout = try Self.positiveDuration(value, fail)
-        case "metrics-file":
+        case .notifyTimeout: notifyTimeout = try Self.positiveDuration(value, fail)
+        case .metricsFile:
             guard !value.isEmpty else { throw fail("is empty") }
             metricsFile = Self.resolve(value, against: base)
-        case "retention": retention = try Self.duration(value, fail)
-        case "failed-retention": failedRetention = try Self.positiveDuration(value, fail)
-        case "route-wait": routeWait = try Self.duration(value, fail)
-        case "settle": settle = try Self.duration(value, fail)
-        case "background-timeout": backgroundTimeout = try Self.positiveDuration(value, fail)
-        case "foreground-timeout": foregroundTimeout = try Self.positiveDuration(value, fail)
-        case "backoff":
+        case .retention: retention = try Self.duration(value, fail)
+        case .failedRetention: failedRetention = try Self.positiveDuration(value, fail)
+        case .routeWait: routeWait = try Self.duration(value, fail)
+        case .settle: settle = try Self.duration(value, fail)
+        case .backgroundTimeout: backgroundTimeout = try Self.positiveDuration(value, fail)
+        case .foregroundTimeout: foregroundTimeout = try Self.positiveDuration(value, fail)
+        case .backoff:
             let steps = value.split(separator: " ", omittingEmptySubsequences: true)
             guard (1...10).contains(steps.count) else {
                 throw fail("give 1 to 10 durations, e.g. `2s 4s 8s 16s`")
             }
             backoff = try steps.map { step throws(ConfigError) in try Self.duration(String(step), fail)
             }
-        case "breaker": breaker = try Self.breaker(value, fail)
-        case "retry-schedule": defaultRetrySchedule = try Self.retrySchedule(value, fail)
-        case "max-record-size":
+        case .breaker: breaker = try Self.breaker(value, fail)
+        case .retrySchedule: defaultRetrySchedule = try Self.retrySchedule(value, fail)
+        case .maxRecordSize:
             guard let size = Units.size(value), (1...(64 << 20)).contains(size) else {
                 throw fail("must be a size from 1 to 64MiB, e.g. `1MiB`")
             }
             maxRecordSize = size
-        default:
-            throw fail("unknown key")
         }
     }
 
@@ -343,55 +342,52 @@ private struct SubscriberBuilder {
         if entry.key != "header" {
             guard lines[entry.key] == nil else { throw fail("given twice") }
         }
+        guard let key = SubscriberKey(rawValue: entry.key) else { throw fail("unknown key") }
         lines[entry.key] = entry.line
-        if OAuthKeys.names.contains(entry.key) {
+        switch key {
+        case .oauthTokenURL, .oauthClientID, .oauthClientSecretFile, .oauthScope:
             try oauth.set(entry, base: base, fail: fail)
-            return
-        }
-        switch entry.key {
-        case "url":
+        case .url:
             url = try httpURL(value, fail)
-        case "kinds":
+        case .kinds:
             kinds = try Self.kinds(value, fail)
-        case "token-file":
+        case .tokenFile:
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
-        case "header":
+        case .header:
             headers.append(try Self.header(value, fail))
-        case "concurrency":
+        case .concurrency:
             guard let number = Int(value), (1...256).contains(number) else {
                 throw fail("must be a number from 1 to 256")
             }
             concurrency = number
-        case "ca-file":
+        case .caFile:
             guard !value.isEmpty else { throw fail("is empty") }
             caFile = Configuration.resolve(value, against: base)
-        case "signing-secret-file":
+        case .signingSecretFile:
             guard !value.isEmpty else { throw fail("is empty") }
             signingSecretFile = Configuration.resolve(value, against: base)
-        case "mode":
+        case .mode:
             guard let parsed = DeliveryMode(rawValue: value) else { throw fail("must be single or batch") }
             mode = parsed
-        case "batch-size":
+        case .batchSize:
             guard let number = Int(value), (1...500).contains(number) else {
                 throw fail("must be a number from 1 to 500")
             }
             batch.size = number
-        case "atomic":
+        case .atomic:
             batch.atomic = try boolean(value, fail)
-        case "max-batch-bytes":
+        case .maxBatchBytes:
             guard let size = Units.size(value), (1024...(64 << 20)).contains(size) else {
                 throw fail("must be a size from 1KiB to 64MiB, e.g. `2MiB`")
             }
             batch.maxBytes = size
-        case "gzip":
+        case .gzip:
             gzip = try boolean(value, fail)
-        case "retry-schedule":
+        case .retrySchedule:
             retrySchedule = .some(try Configuration.retrySchedule(value, fail))
-        case "breaker":
+        case .breaker:
             breaker = try Configuration.breaker(value, fail)
-        default:
-            throw fail("unknown key")
         }
     }
 
@@ -484,43 +480,40 @@ private struct CatalogBuilder {
     }
 
     mutating func set(_ entry: IniEntry, base: String, fail: (String) -> ConfigError) throws(ConfigError) {
+        guard let key = CatalogKey(rawValue: entry.key) else { throw fail("unknown key") }
         guard seen.insert(entry.key).inserted else { throw fail("given twice") }
-        if OAuthKeys.names.contains(entry.key) {
-            try oauth.set(entry, base: base, fail: fail)
-            return
-        }
         let value = entry.value
-        switch entry.key {
-        case "url", "ack-url":
+        switch key {
+        case .oauthTokenURL, .oauthClientID, .oauthClientSecretFile, .oauthScope:
+            try oauth.set(entry, base: base, fail: fail)
+        case .url, .ackURL:
             _ = try httpURL(value, fail)
-            if entry.key == "url" {
+            if key == .url {
                 url = value.hasSuffix("/") ? String(value.dropLast()) : value
             } else {
                 ackURL = value
             }
-        case "page-size":
+        case .pageSize:
             guard let number = Int(value), (1...10_000).contains(number) else {
                 throw fail("must be a number from 1 to 10000")
             }
             pageSize = number
-        case "since":
+        case .since:
             guard let chosen = CatalogCursor(rawValue: value) else {
                 throw fail("must be \(CatalogCursor.allCases.map(\.rawValue).joined(separator: " or "))")
             }
             cursor = chosen
-        case "max-pages":
+        case .maxPages:
             guard value.allSatisfy(\.isASCIIDigit), let number = Int(value), (1...1_000_000).contains(number) else {
                 throw fail("must be a number from 1 to 1000000")
             }
             maxPages = number
-        case "token-file":
+        case .tokenFile:
             guard !value.isEmpty else { throw fail("is empty") }
             tokenFile = Configuration.resolve(value, against: base)
-        case "ca-file":
+        case .caFile:
             guard !value.isEmpty else { throw fail("is empty") }
             caFile = Configuration.resolve(value, against: base)
-        default:
-            throw fail("unknown key")
         }
     }
 

@@ -64,8 +64,6 @@ package struct OAuthClient: Sendable, Equatable {
 /// Collects the `oauth-*` keys of one section; shared by subscribers and
 /// catalogs, which take them alike.
 struct OAuthKeys {
-    static let names: Set<String> = ["oauth-token-url", "oauth-client-id", "oauth-client-secret-file", "oauth-scope"]
-
     var tokenURL: String?
     var clientID: String?
     var secretFile: String?

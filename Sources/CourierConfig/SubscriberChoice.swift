@@ -12,12 +12,17 @@ package enum SubscriberChoice: Sendable {
 }
 
 extension Configuration {
-    package func subscribers(for record: Record) -> SubscriberChoice {
+    package func subscribers(for record: Record) -> SubscriberChoice { SubscriberChoice.of(record, among: subscribers) }
+}
+
+extension SubscriberChoice {
+    /// Where `record` goes among `subscribers`, the configured ones.
+    package static func of(_ record: Record, among subscribers: [Subscriber]) -> SubscriberChoice {
         if record.kind == RecordKind.route, let workout = record.routeFor { return .route(for: workout) }
         if let names = record.subscribers {
             var chosen: [Subscriber] = []
             for name in names {
-                guard let subscriber = subscriber(named: name) else {
+                guard let subscriber = subscribers.first(where: { $0.name == name }) else {
                     return .refused("`subscribers` names \(name), which is not configured")
                 }
                 chosen.append(subscriber)

@@ -1,5 +1,6 @@
 import CourierConfig
 import CourierPosix
+import CourierRound
 import CourierSpool
 
 extension Explanation {
@@ -34,7 +35,7 @@ extension Explanation {
             var context = Context(routeWait: configuration?.routeWait)
             guard let entry = item.entry else { return context }
             context.hold = try spool.holds().first { $0.subscriber == entry.subscriber }
-            context.steps = configuration?.subscriber(named: entry.subscriber)?.retrySchedule?.count
+            context.steps = configuration.flatMap { RetrySchedules($0).schedule(of: entry.subscriber)?.count }
             // A stamp means nothing to rounds once the schedule is gone.
             if item.state == .queued && (configuration == nil || context.steps != nil) {
                 do {

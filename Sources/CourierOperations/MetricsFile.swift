@@ -43,7 +43,7 @@ package struct MetricsFile {
         self.init(
             path: path, session: session, catalogs: configuration.catalogs.map(\.name),
             subscribers: configuration.subscribers.map(\.name),
-            scheduled: Set(configuration.subscribers.filter { $0.retrySchedule != nil }.map(\.name)),
+            scheduled: RetrySchedules(configuration).scheduled,
             notifierConfigured: configuration.notifyCommand != nil && configuration.notify != .off)
     }
 

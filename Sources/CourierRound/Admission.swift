@@ -29,14 +29,14 @@ final class Admission {
     private let clock: () -> Timestamp
 
     init(
-        spool: Spool, configuration: Configuration, mode: RoundMode, holds: [Hold], schedules: RetrySchedules,
+        spool: Spool, settings: AdmissionSettings, mode: RoundMode, holds: [Hold], schedules: RetrySchedules,
         clock: @escaping () -> Timestamp = Timestamp.now
     ) {
         queued = spool.directory(.queued)
         self.mode = mode
         self.clock = clock
         scheduled = schedules.scheduled
-        for hold in holds where configuration.subscriber(named: hold.subscriber) != nil {
+        for hold in holds where settings.subscribers.contains(hold.subscriber) {
             held[hold.subscriber] = 0
         }
     }

@@ -13,7 +13,7 @@ import CourierSupport
 /// held or unconfigured subscriber would only leave waiting.
 struct AttentionRequeue {
     let session: SpoolSession
-    let configuration: Configuration
+    let settings: AttentionRequeueSettings
     let round: RoundID
     let log: EventLog
 
@@ -52,7 +52,7 @@ struct AttentionRequeue {
         var chosen: [(EntryName, LedgerLine)] = []
         for (key, entry) in waiting.sorted(by: { $0.key < $1.key }) {
             guard let line = last[key], TransientFailure.recorded(in: line),
-                configuration.subscriber(named: entry.subscriber) != nil
+                settings.subscribers.contains(entry.subscriber)
             else { continue }
             if held.contains(entry.subscriber) {
                 heldBack[entry.subscriber, default: 0] += 1

@@ -38,18 +38,17 @@ struct BatchSizes {
     /// Each batch subscriber's saved state. A missing or unreadable file,
     /// or one saved under another `batch-size`, means `batch-size`: the
     /// size is advice, not worth failing a round over.
-    init(configuration: Configuration, spool: Spool) {
-        for subscriber in configuration.subscribers where subscriber.mode == .batch {
-            let configured = subscriber.batch.size
+    init(_ settings: BatchSizeSettings, spool: Spool) {
+        for (subscriber, configured) in settings.configured {
             var state = State(configured: configured)
-            if let bytes = spool.readControlFile(Self.fileName(subscriber.name), limit: 4096),
+            if let bytes = spool.readControlFile(Self.fileName(subscriber), limit: 4096),
                 let saved = try? JSONDecoder().decode(State.self, from: Data(bytes)), saved.configured == configured
             {
                 state = saved
                 state.size = min(max(1, saved.size), configured)
             }
-            states[subscriber.name] = state
-            loaded[subscriber.name] = state
+            states[subscriber] = state
+            loaded[subscriber] = state
         }
     }
 

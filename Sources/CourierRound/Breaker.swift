@@ -15,13 +15,7 @@ struct Breaker {
     private let limits: [SubscriberName: Int]
     private var silent: [SubscriberName: Int] = [:]
 
-    init(configuration: Configuration) {
-        var limits: [SubscriberName: Int] = [:]
-        for subscriber in configuration.subscribers {
-            limits[subscriber.name] = configuration.breakerLimit(for: subscriber)
-        }
-        self.limits = limits
-    }
+    init(_ settings: BreakerSettings) { limits = settings.limits }
 
     /// The limit in force for a subscriber; nil: no breaker.
     func limit(for subscriber: SubscriberName) -> Int? { limits[subscriber] }

@@ -28,13 +28,13 @@ final class DeliveryAuthorization {
     /// newer one is final.
     private var replaced: [SubscriberName: Int] = [:]
 
-    init(session: SpoolSession, configuration: Configuration, log: EventLog, round: RoundID, timeout: Duration) {
+    init(session: SpoolSession, settings: AuthorizationSettings, log: EventLog, round: RoundID, mode: RoundMode) {
         // Every token is known to the session's ledger before it can be
         // sent, so an answer that echoes it is redacted.
-        tokens = OAuthTokens(session: session, redactor: configuration.redactor, log: log)
-        self.timeout = timeout
+        tokens = OAuthTokens(session: session, redactor: settings.redactor, log: log)
+        self.timeout = settings.timeout(in: mode)
         self.round = round
-        redactor = configuration.redactor
+        redactor = settings.redactor
     }
 
     enum Bearer {

@@ -12,7 +12,7 @@ import CourierTransport
 /// due yet and subscribers the breaker stopped are left in `queued/`
 /// (`Admission`). Postfix's qmgr and smtp in one loop.
 final class DeliveryPass {
-    private let configuration: Configuration
+    private let settings: DeliveryPassSettings
     private let round: RoundID
     private let mode: RoundMode
     private let clock: () -> MonotonicInstant
@@ -55,8 +55,8 @@ final class DeliveryPass {
     private var batchSizes: BatchSizes
 
     init(
-        session: SpoolSession, configuration: Configuration, round: RoundID, mode: RoundMode,
-        summary: RoundSummary, log: EventLog = .silent, schedules: RetrySchedules? = nil,
+        session: SpoolSession, settings stages: RoundSettings, round: RoundID, mode: RoundMode,
+        summary: RoundSummary, log: EventLog = .silent, schedules: RetrySchedules,
         transport makeTransport: @escaping (Duration) throws(CurlError) -> any Transport = {
             timeout throws(CurlError) in
             try HTTPClient(timeout: timeout)
@@ -64,7 +64,7 @@ final class DeliveryPass {
         clock: @escaping () -> MonotonicInstant = MonotonicInstant.now,
         jitter: @escaping () -> Double = { Double.random(in: 0...1) }
     ) throws(RoundError) {
-        self.configuration = configuration
+        self.settings = stages.delivery
         self.round = round
         self.mode = mode
         self.summary = summary
@@ -73,24 +73,21 @@ final class DeliveryPass {
         self.session = session
         self.log = log
         let spool = session.spool
-        intake = IntakeSession(intake: Intake(session: session, configuration: configuration, round: round))
+        intake = IntakeSession(intake: Intake(session: session, settings: stages.intake, round: round))
         feed = try DeliveryFeed(spool: spool, intake: intake)
-        claimer = Claimer(session: session, configuration: configuration, round: round, log: log)
-        builder = RequestBuilder(configuration: configuration, session: round)
-        // The round makes the schedules once for both its passes.
-        let schedules = schedules ?? RetrySchedules(configuration: configuration, spool: spool, log: log)
+        claimer = Claimer(session: session, settings: stages.claim, round: round, log: log)
+        builder = RequestBuilder(stages.requests, session: round)
         settler = Settler(
-            round: round, mode: mode, backoff: configuration.backoff, redactor: configuration.redactor, jitter: jitter,
+            round: round, mode: mode, backoff: stages.settle.backoff, redactor: stages.settle.redactor, jitter: jitter,
             schedules: schedules)
         commits = GroupCommit(session: session, log: log)
-        batchSizes = BatchSizes(configuration: configuration, spool: spool)
+        batchSizes = BatchSizes(stages.batchSizes, spool: spool)
         authorization = DeliveryAuthorization(
-            session: session, configuration: configuration, log: log, round: round,
-            timeout: mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout)
+            session: session, settings: stages.authorization, log: log, round: round, mode: mode)
         let holds: [Hold]
         do { holds = try spool.holds() } catch { throw .spool(error) }
         admission = Admission(
-            spool: spool, configuration: configuration, mode: mode, holds: holds, schedules: schedules)
+            spool: spool, settings: stages.admission, mode: mode, holds: holds, schedules: schedules)
         // The round's second pass (for what routes freed) keeps the first's
         // verdicts: a subscriber the breaker stopped gets no more requests
         // in this round. Its entries are counted again as this pass reads
@@ -98,11 +95,11 @@ final class DeliveryPass {
         for name in (summary.notAnswering ?? [:]).keys {
             if let subscriber = SubscriberName(name) { admission.stop(subscriber, leaving: 0) }
         }
-        breaker = Breaker(configuration: configuration)
+        breaker = Breaker(stages.breaker)
         // Tokens come before the serial lock: one slow token endpoint must
         // not hold every worker's intake.
-        intake.beforeSerialLock = { [authorization, admission, configuration] in
-            for subscriber in configuration.subscribers
+        intake.beforeSerialLock = { [authorization, admission, settings] in
+            for subscriber in settings.subscribers
             where subscriber.oauth != nil && admission.isOpen(subscriber.name) {
                 _ = authorization.bearer(for: subscriber)
             }
@@ -117,7 +114,7 @@ final class DeliveryPass {
                 // Every subscriber is held or stopped: the rest of queued/
                 // is only read to count what stays (and to set aside the
                 // entries of subscribers no longer configured).
-                if !configuration.subscribers.contains(where: { admission.isOpen($0.name) }) {
+                if !settings.subscribers.contains(where: { admission.isOpen($0.name) }) {
                     try fill(while: { true })
                     break
                 }
@@ -166,8 +163,7 @@ final class DeliveryPass {
 
     private func startedTransport() throws(CurlError) -> any Transport {
         if let transport { return transport }
-        let made = try makeTransport(
-            mode == .foreground ? configuration.foregroundTimeout : configuration.backgroundTimeout)
+        let made = try makeTransport(settings.timeout(in: mode))
         transport = made
         return made
     }
@@ -182,7 +178,7 @@ final class DeliveryPass {
     private func fill(while hungry: () -> Bool) throws(RoundError) {
         try feed.fill(
             while: hungry,
-            isConfigured: { configuration.subscriber(named: $0) != nil },
+            isConfigured: { settings.subscriber(named: $0) != nil },
             unconfigured: { entry throws(RoundError) in
                 if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
             },
@@ -194,7 +190,7 @@ final class DeliveryPass {
     /// one (fetched now, as its first request would). One that stays in
     /// `queued/` is counted as if the pass had read it there.
     private func sendsNow(_ entry: EntryName) -> Bool {
-        guard let subscriber = configuration.subscriber(named: entry.subscriber) else { return false }
+        guard let subscriber = settings.subscriber(named: entry.subscriber) else { return false }
         guard admission.isOpen(entry.subscriber), admission.isChosen(entry) else {
             _ = admission.admit(entry)
             return false
@@ -232,11 +228,11 @@ final class DeliveryPass {
         while progressed {
             progressed = false
             try fill(while: {
-                configuration.subscribers.contains {
+                settings.subscribers.contains {
                     hasFreeSlot($0) && feed.waiting(for: $0.name) < wanted(by: $0)
                 }
             })
-            for subscriber in configuration.subscribers {
+            for subscriber in settings.subscribers {
                 if feed.waiting(for: subscriber.name) > 0, case .unavailable = authorization.bearer(for: subscriber) {
                     leaveQueued(subscriber)
                     continue
@@ -260,7 +256,7 @@ final class DeliveryPass {
     /// and one that passes it alone needs attention (`BatchFit`).
     private func claimItems(for subscriber: Subscriber) throws(RoundError) -> [DeliveryItem] {
         var items: [DeliveryItem] = []
-        var fit = BatchFit(limit: subscriber.batch.maxBytes, deviceID: configuration.deviceID)
+        var fit = BatchFit(limit: subscriber.batch.maxBytes, deviceID: settings.deviceID)
         while items.count < wanted(by: subscriber), let next = feed.peek(subscriber.name) {
             // Before a claim, a guess by the file's size; after it, the
             // item's exact size decides.

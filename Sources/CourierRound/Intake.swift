@@ -29,7 +29,7 @@ package struct IntakeReport: Sendable, Equatable {
 /// `IntakeCommit`.
 package struct Intake {
     let session: SpoolSession
-    let configuration: Configuration
+    let settings: IntakeSettings
     let round: RoundID
 
     var spool: Spool { session.spool }
@@ -87,7 +87,7 @@ package struct Intake {
         throws(SpoolError) -> Accepted?
     {
         guard let (record, file, readAs) = try read(name, kind: kind, into: &report) else { return nil }
-        switch configuration.subscribers(for: record) {
+        switch SubscriberChoice.of(record, among: settings.subscribers) {
         case .chosen(let subscribers):
             return try plan(
                 name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned,
@@ -124,7 +124,7 @@ package struct Intake {
         let bytes: [UInt8]
         let file: FileDescriptor
         let opened: FileStatus?
-        switch spool.openChecked(name, in: .queued, limit: configuration.maxRecordSize) {
+        switch spool.openChecked(name, in: .queued, limit: settings.maxRecordSize) {
         case (.vanished, _, _), (.read, nil, _): return nil
         case (.refused(let reason), _, _):
             if try isHalfTakenIn(name) {
@@ -144,7 +144,7 @@ package struct Intake {
             file = openedFile
             opened = status
         }
-        switch Record.parse(bytes, maximumSize: configuration.maxRecordSize) {
+        switch Record.parse(bytes, maximumSize: settings.maxRecordSize) {
         case .success(let record):
             return (record, file, opened)
         case .failure(let problem) where problem.mayBeIncomplete && isSettling(file):
@@ -164,10 +164,10 @@ package struct Intake {
         let links: Int
         do { links = try spool.directory(.queued).status(of: name)?.links ?? 1 } catch { throw SpoolError(error) }
         guard links == 2,
-            case .read(let bytes) = spool.openChecked(name, in: .queued, limit: configuration.maxRecordSize, links: 2)
+            case .read(let bytes) = spool.openChecked(name, in: .queued, limit: settings.maxRecordSize, links: 2)
                 .read,
-            case .success(let record) = Record.parse(bytes, maximumSize: configuration.maxRecordSize),
-            case .chosen(let subscribers) = configuration.subscribers(for: record)
+            case .success(let record) = Record.parse(bytes, maximumSize: settings.maxRecordSize),
+            case .chosen(let subscribers) = SubscriberChoice.of(record, among: settings.subscribers)
         else { return false }
         for subscriber in subscribers {
             let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
@@ -181,7 +181,7 @@ package struct Intake {
     /// Modified less than `settle` ago: a script may still be writing it.
     private func isSettling(_ file: FileDescriptor) -> Bool {
         guard let status = try? file.status() else { return false }
-        return Timestamp.now() - status.modified < configuration.settle
+        return Timestamp.now() - status.modified < settings.settle
     }
 
     /// The entries a record makes, checked against what exists: the same
@@ -227,7 +227,7 @@ package struct Intake {
         if let earlier = planned[entry] { return (earlier, "an earlier file of this round", nil) }
         guard let (state, folder) = try lookup.find(entry.fileName, in: spool) else { return nil }
         let place = folder.displayPath(of: entry.fileName)
-        switch spool.readChecked(entry.fileName, in: folder, limit: configuration.maxRecordSize) {
+        switch spool.readChecked(entry.fileName, in: folder, limit: settings.maxRecordSize) {
         case .read(let stored): return (stored, place, state)
         case .refused, .vanished: return ([], place, state)
         }
@@ -263,7 +263,7 @@ package struct Intake {
         let routeName = RouteFile.name(for: workout)
         // A waiting route is never replaced: the same bytes again are a
         // repeat, other bytes need a person (neither route is lost).
-        switch spool.readChecked(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize) {
+        switch spool.readChecked(routeName, in: .awaitingRoute, limit: settings.maxRecordSize) {
         case .vanished: break
         case .read(let earlier) where earlier == record.bytes:
             try session.commit(
@@ -286,7 +286,7 @@ package struct Intake {
         // Merged already: its dropped name outlived the route's own file (a
         // crash between keeping the route and removing the drop, then a
         // round that merged it). The same route again is a repeat.
-        if let merged = try RouteFile.entry(of: workout, withRoute: record.bytes, in: spool, configuration) {
+        if let merged = try RouteFile.entry(of: workout, withRoute: record.bytes, in: spool, settings.routes) {
             try session.commit(
                 Transition(
                     lines: [

@@ -19,11 +19,11 @@ package struct NotifierHealth: Codable, Sendable, Equatable {
 /// Runs `notify-command` after a background round, with the round's
 /// summary as JSON on its standard input (docs/design.md §7).
 package struct Notifier {
-    let configuration: Configuration
+    let settings: NotifierSettings
     let session: SpoolSession
 
-    package init(configuration: Configuration, session: SpoolSession) {
-        self.configuration = configuration
+    package init(_ settings: NotifierSettings, session: SpoolSession) {
+        self.settings = settings
         self.session = session
     }
 
@@ -31,8 +31,8 @@ package struct Notifier {
 
     /// Whether this summary calls for a notification under the configured mode.
     package func wants(_ summary: RoundSummary) -> Bool {
-        guard summary.mode == .background, configuration.notifyCommand != nil else { return false }
-        switch configuration.notify {
+        guard summary.mode == .background, settings.command != nil else { return false }
+        switch settings.notify {
         case .off: return false
         case .always: return summary.movedAnything || summary.tokenErrors != nil
         case .failures: return summary.needsAttention + summary.invalid > 0 || summary.tokenErrors != nil
@@ -43,7 +43,7 @@ package struct Notifier {
     /// Returns the health when it ran.
     @discardableResult
     package func notifyIfWanted(_ summary: RoundSummary) -> NotifierHealth? {
-        guard wants(summary), let command = configuration.notifyCommand else { return nil }
+        guard wants(summary), let command = settings.command else { return nil }
         var health = NotifierHealth(
             working: true, detail: "ran \(command)", time: Timestamp.now().rfc3339, round: summary.round.value)
         if let problem = run(command, summary: summary) {
@@ -91,7 +91,7 @@ package struct Notifier {
         let errorBytes: [UInt8]
         do {
             (ending, errorBytes) = try ChildProcess(path: command, standardInput: inputPath).run(
-                deadline: configuration.notifyTimeout)
+                deadline: settings.timeout)
         } catch {
             return "notify-command \(command) could not start: \(error)"
         }
@@ -102,7 +102,7 @@ package struct Notifier {
         case .exited(let status): how = "exited with status \(status)"
         case .signalled(let signal): how = "was killed by signal \(signal)"
         case .timedOut:
-            how = "did not finish within \(Units.describe(configuration.notifyTimeout)); its process group was killed"
+            how = "did not finish within \(Units.describe(settings.timeout)); its process group was killed"
         }
         return "notify-command \(command) \(how)" + (errorText.isEmpty ? "" : ": \(errorText)")
     }

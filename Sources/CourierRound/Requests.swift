@@ -10,7 +10,7 @@ import CourierTransport
 /// client composing the envelope). A value that cannot be a header is a
 /// reason, not a request.
 struct RequestBuilder {
-    let configuration: Configuration
+    let settings: RequestSettings
     let headers: DeliveryHeaders
     /// How much of a single answer to keep: the ledger's 200 bytes, and
     /// enough past them that a secret straddling the cut is redacted whole.
@@ -25,13 +25,10 @@ struct RequestBuilder {
         case refused(String)
     }
 
-    init(configuration: Configuration, session: RoundID) {
-        self.configuration = configuration
-        self.headers = DeliveryHeaders(deviceID: configuration.deviceID, session: session.value)
-        // OAuth tokens arrive during the round, so their length is not known
-        // yet: room for the longest one courier accepts.
-        let longestToken = configuration.subscribers.contains { $0.oauth != nil } ? OAuthToken.longest : 0
-        self.answerCapture = LedgerLine.detailLimit + max(configuration.redactor.longest, longestToken)
+    init(_ settings: RequestSettings, session: RoundID) {
+        self.settings = settings
+        self.headers = DeliveryHeaders(deviceID: settings.deviceID, session: session.value)
+        self.answerCapture = LedgerLine.detailLimit + settings.longestSecret
     }
 
     /// The request's POST; `bearer` is the OAuth access token it goes with.
@@ -48,7 +45,7 @@ struct RequestBuilder {
                 }
                 items.append(batchItem)
             }
-            let body = BatchBody.encode(items, deviceID: configuration.deviceID)
+            let body = BatchBody.encode(items, deviceID: settings.deviceID)
             let url =
                 subscriber.batch.atomic
                 ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url

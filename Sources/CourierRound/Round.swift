@@ -12,7 +12,8 @@ import Glibc
 /// the next.
 package struct Round {
     package let session: SpoolSession
-    package let configuration: Configuration
+    /// What each stage reads of the configuration, built once here.
+    package let settings: RoundSettings
     package let mode: RoundMode
     package let log: EventLog
     /// `send-now --attention`: transient failures in needsAttention/ go
@@ -31,7 +32,7 @@ package struct Round {
     /// `session`: opened as this process's worker on a shared spool.
     package init(session: SpoolSession, configuration: Configuration, mode: RoundMode, log: EventLog = .silent) {
         self.session = session
-        self.configuration = configuration
+        self.settings = RoundSettings(configuration)
         self.mode = mode
         self.log = log
     }
@@ -69,7 +70,7 @@ package struct Round {
         defer { session.actor = .unattributed }
         // Whatever the session was opened with, this configuration's
         // secrets never reach the ledger.
-        session.addSecrets(of: configuration.redactor)
+        session.addSecrets(of: settings.redactor)
         log(.debug, "round \(round) (\(mode.rawValue)) started on \(spool.path)")
         var summary = RoundSummary(round: round, mode: mode, started: started)
         let running = RunningRound(
@@ -85,7 +86,7 @@ package struct Round {
             if retryAttention {
                 let serial = try session.serialLock()
                 summary.fromAttention = try withExtendedLifetime(serial) { () throws(SpoolError) -> Int in
-                    try AttentionRequeue(session: session, configuration: configuration, round: round, log: log).run()
+                    try AttentionRequeue(session: session, settings: settings.attention, round: round, log: log).run()
                 }
             }
         } catch {
@@ -94,9 +95,10 @@ package struct Round {
         // Intake happens inside the delivery pass, as it meets dropped files
         // (`IntakeSession`). Routes and workouts it put in awaitingRoute/ are
         // matched after it, and what that frees is sent by a second pass.
-        let schedules = RetrySchedules(configuration: configuration, spool: spool, log: log)
+        // Made once for both passes: the file-system probe is made here.
+        let schedules = settings.schedules.kept(on: spool, log: log)
         let first = try DeliveryPass(
-            session: session, configuration: configuration, round: round, mode: mode, summary: summary, log: log,
+            session: session, settings: settings, round: round, mode: mode, summary: summary, log: log,
             schedules: schedules)
         first.chosen = chosen
         first.onTick = running.tick
@@ -108,7 +110,7 @@ package struct Round {
             }
             if summary.routesAttached > attached {
                 let second = try DeliveryPass(
-                    session: session, configuration: configuration, round: round, mode: mode, summary: summary,
+                    session: session, settings: settings, round: round, mode: mode, summary: summary,
                     log: log, schedules: schedules)
                 second.chosen = chosen
                 second.onTick = running.tick
@@ -129,7 +131,7 @@ package struct Round {
                 throw .spool(error)
             }
         }
-        if let health = Notifier(configuration: configuration, session: session).notifyIfWanted(summary),
+        if let health = Notifier(settings.notifier, session: session).notifyIfWanted(summary),
             !health.working
         {
             log(.warning, "notifications not working: \(health.detail)")
@@ -143,7 +145,7 @@ package struct Round {
     {
         let serial = try session.serialLock()
         let routes = try withExtendedLifetime(serial) { () throws(SpoolError) -> RouteReport in
-            try RouteStep(session: session, configuration: configuration, round: round, now: started).run()
+            try RouteStep(session: session, settings: settings.routes, round: round, now: started).run()
         }
         summary.routesAttached += routes.attached.count
         summary.routeTimeouts += routes.timedOut.count

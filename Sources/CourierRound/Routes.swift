@@ -22,14 +22,14 @@ enum RouteFile {
     /// route's `data`, or the whole record), if one is: one status and read
     /// per configured subscriber, only for a route nothing waits for.
     static func entry(
-        of workout: RecordID, withRoute route: [UInt8], in spool: Spool, _ configuration: Configuration
+        of workout: RecordID, withRoute route: [UInt8], in spool: Spool, _ lookup: RouteSettings.Lookup
     ) throws(SpoolError) -> String? {
         let spliced = JSONSplice.value(of: "data", in: route) ?? route
-        for subscriber in configuration.subscribers {
-            let entry = EntryName(key: DeliveryKey(id: workout), subscriber: subscriber.name)
+        for subscriber in lookup.subscribers {
+            let entry = EntryName(key: DeliveryKey(id: workout), subscriber: subscriber)
             guard let (_, folder) = try spool.find(entry.fileName),
                 case .read(let stored) = spool.readChecked(
-                    entry.fileName, in: folder, limit: configuration.maxRecordSize),
+                    entry.fileName, in: folder, limit: lookup.maxRecordSize),
                 let data = JSONSplice.value(of: "data", in: stored), let inner = JSONSplice.object(at: 0, in: data),
                 let merged = inner.members.last(where: { $0.name == Array("route".utf8) }),
                 Array(data[merged.value]) == spliced
@@ -54,7 +54,7 @@ struct RouteReport {
 /// `needsAttention/`.
 struct RouteStep {
     let session: SpoolSession
-    let configuration: Configuration
+    let settings: RouteSettings
     let round: RoundID
     let now: Timestamp
 
@@ -86,8 +86,8 @@ struct RouteStep {
             if targets.isEmpty {
                 // Merged already: the route's own removal did not outlive a
                 // crash (it comes last, once the merged workouts are durable).
-                let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
-                if let merged = try RouteFile.entry(of: id, withRoute: routeRecord, in: spool, configuration) {
+                let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: settings.lookup.maxRecordSize)
+                if let merged = try RouteFile.entry(of: id, withRoute: routeRecord, in: spool, settings.lookup) {
                     try session.commit(
                         Transition(
                             lines: [
@@ -104,7 +104,7 @@ struct RouteStep {
                 try session.commit(expired)
                 continue
             }
-            let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: configuration.maxRecordSize)
+            let routeRecord = try spool.read(routeName, in: .awaitingRoute, limit: settings.lookup.maxRecordSize)
             let route = JSONSplice.value(of: "data", in: routeRecord) ?? routeRecord
             // One transition per route: the merged workouts are durable
             // before the route goes (step 6 of the protocol).
@@ -143,7 +143,7 @@ struct RouteStep {
         report: inout RouteReport
     ) throws(SpoolError) -> Bool {
         let workout: [UInt8]
-        switch spool.readChecked(entry.fileName, in: state, limit: configuration.maxRecordSize) {
+        switch spool.readChecked(entry.fileName, in: state, limit: settings.lookup.maxRecordSize) {
         case .vanished: return true
         case .refused(let reason):
             setAside(
@@ -159,11 +159,11 @@ struct RouteStep {
             return false
         }
         // The workout stays as it was rather than be sent cut or oversized.
-        guard merged.count <= configuration.maxRecordSize else {
+        guard merged.count <= settings.lookup.maxRecordSize else {
             setAside(
                 entry, from: state,
                 reason: "cannot attach the route: the merged workout would be "
-                    + RecordProblem.tooLarge(size: merged.count, limit: configuration.maxRecordSize).description
+                    + RecordProblem.tooLarge(size: merged.count, limit: settings.lookup.maxRecordSize).description
                     .replacingOccurrences(of: "record is ", with: ""),
                 into: &transition, report: &report)
             return false
@@ -195,7 +195,7 @@ struct RouteStep {
         do { status = try spool.directory(.awaitingRoute).status(of: name) } catch {
             throw SpoolError(error)
         }
-        guard let status, now - status.modified >= configuration.routeWait else { return }
+        guard let status, now - status.modified >= settings.routeWait else { return }
         transition.lines.append(
             LedgerLine(
                 time: now, actor: .round(round), subscriber: subscriber, key: key, event: .routeTimeout, detail: reason)
@@ -219,7 +219,7 @@ struct RouteStep {
                 // One that cannot be read is left for delivery to set aside.
                 guard
                     case .read(let bytes) = spool.readChecked(
-                        entry.fileName, in: .queued, limit: configuration.maxRecordSize)
+                        entry.fileName, in: .queued, limit: settings.lookup.maxRecordSize)
                 else { continue }
                 let hasRoute =
                     JSONSplice.value(of: "data", in: bytes).flatMap { data in

@@ -130,8 +130,9 @@ import Testing
         }
         let round = RoundID.make(at: .now())
         let summary = try DeliveryPass(
-            session: spool.session, configuration: spool.configuration, round: round, mode: .foreground,
+            session: spool.session, settings: RoundSettings(spool.configuration), round: round, mode: .foreground,
             summary: RoundSummary(round: round, mode: .foreground, started: .now()),
+            schedules: RetrySchedules(spool.configuration).kept(on: spool.spool, log: .silent),
             transport: { _ throws(CurlError) in transport }, clock: { clock.now }, jitter: { jitter }
         ).run()
         #expect(summary.sent == 2)

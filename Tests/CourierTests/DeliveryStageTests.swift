@@ -23,8 +23,9 @@ import Testing
     static func pass(_ spool: TemporarySpool, mode: RoundMode, transport: ScriptedTransport) throws -> DeliveryPass {
         let round = RoundID.make(at: .now())
         return try DeliveryPass(
-            session: spool.session, configuration: spool.configuration, round: round, mode: mode,
+            session: spool.session, settings: RoundSettings(spool.configuration), round: round, mode: mode,
             summary: RoundSummary(round: round, mode: mode, started: .now()),
+            schedules: RetrySchedules(spool.configuration).kept(on: spool.spool, log: .silent),
             transport: { _ throws(CurlError) in transport }, clock: { transport.clock.now })
     }
 

@@ -95,8 +95,10 @@ import Testing
             for index in 0..<5 { try spool.dropRecord(id: "f-\(index)") }
             let counter = FaultPlan()
             spool.session.faults = counter
-            _ = try Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
-                .run()
+            _ = try Intake(
+                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+            )
+            .run()
             return counter.counts[.sync] ?? 0
         }
         #expect(

@@ -91,7 +91,8 @@ import Testing
         let (spool, _) = try Self.spoolWithServer()
         #expect(mkfifo(spool.path + "/queued/fifo.json", 0o644) == 0)
         try spool.dropRecord(id: "fine")
-        let intake = Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
+        let intake = Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()))
         var planned: [EntryName: [UInt8]] = [:]
         var report = IntakeReport()
         var lookup = EntryLookup()

@@ -26,8 +26,10 @@ import Testing
         #expect(utimensat(AT_FDCWD, dropped, &old, 0) == 0)
         let before = time(nil)
 
-        _ = try Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
-            .run()
+        _ = try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
 
         let queued = try spool.names(in: .queued)
         let attention = try spool.names(in: .needsAttention)

@@ -22,7 +22,8 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
         try spool.drop(first, as: "export.json")
         let intake = IntakeSession(
-            intake: Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now())))
+            intake: Intake(
+                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())))
         try intake.offer(FileName("export.json"), kind: nil)
         try second.write(toFile: spool.path + "/tmp/export.json", atomically: false, encoding: .utf8)
         #expect(rename(spool.path + "/tmp/export.json", spool.path + "/queued/export.json") == 0)
@@ -50,8 +51,10 @@ import Testing
         #expect(try Self.contents(spool, .queued, "first@alpha.json") == Self.first)
         #expect(try Self.contents(spool, .queued, "export.json") == Self.second)
         // The next round takes the new record in as itself.
-        _ = try Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now()))
-            .run()
+        _ = try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
         #expect(try spool.names(in: .queued) == ["first@alpha.json", "second@alpha.json"])
         #expect(try spool.names(in: .needsAttention).isEmpty)
     }
@@ -61,11 +64,11 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
         try spool.drop(Self.first, as: "export.json")
         let round = RoundID.make(at: .now())
-        _ = try Intake(session: spool.session, configuration: spool.configuration, round: round).run()
+        _ = try Intake(session: spool.session, settings: IntakeSettings(spool.configuration), round: round).run()
         // The same record again, then the script's next export over it.
         try spool.drop(Self.first, as: "export.json")
         let intake = IntakeSession(
-            intake: Intake(session: spool.session, configuration: spool.configuration, round: round))
+            intake: Intake(session: spool.session, settings: IntakeSettings(spool.configuration), round: round))
         try intake.offer(FileName("export.json"), kind: nil)
         try Self.second.write(toFile: spool.path + "/tmp/export.json", atomically: false, encoding: .utf8)
         #expect(rename(spool.path + "/tmp/export.json", spool.path + "/queued/export.json") == 0)

@@ -51,12 +51,12 @@ import Testing
         alpha.retrySchedule = [.seconds(60), .seconds(300)]
         let beta = try TemporarySpool.subscriber("beta", url: "http://127.0.0.1:9/")
         let spool = try TemporarySpool(subscribers: [alpha, beta])
-        let schedules = RetrySchedules(configuration: spool.configuration, spool: spool.spool, log: .silent)
+        let schedules = RetrySchedules(spool.configuration).kept(on: spool.spool, log: .silent)
         #expect(schedules.schedule(of: alpha.name) == [.seconds(60), .seconds(300)])
         #expect(schedules.schedule(of: beta.name) == nil)
         #expect(schedules.scheduled == [alpha.name])
-        let unscheduled = RetrySchedules(
-            configuration: Configuration(spool: spool.path, subscribers: [beta]), spool: spool.spool, log: .silent)
+        let unscheduled = RetrySchedules(Configuration(spool: spool.path, subscribers: [beta]))
+            .kept(on: spool.spool, log: .silent)
         #expect(unscheduled.scheduled.isEmpty)
     }
 }

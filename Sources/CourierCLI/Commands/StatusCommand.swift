@@ -102,7 +102,7 @@ enum StatusCommand {
         do {
             holds = try spool.holds()
             deferred = try DeferredEntries.survey(
-                spool, of: configuration.map { Set($0.subscribers.filter { $0.retrySchedule != nil }.map(\.name)) })
+                spool, of: configuration.map { RetrySchedules($0).scheduled })
         } catch {
             throw .spool(error)
         }

@@ -42,7 +42,7 @@ import Testing
         let counter = FaultPlan()
         spool.session.faults = counter
         let report = try Intake(
-            session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now())
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
         )
         .run()
         #expect(report.accepted == 12)

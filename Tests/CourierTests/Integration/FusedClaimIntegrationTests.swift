@@ -49,7 +49,8 @@ import Testing
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
         try spool.drop(#"{"id":"w","kind":"sleep","n":1}"#, as: "w.json")
         let session = IntakeSession(
-            intake: Intake(session: spool.session, configuration: spool.configuration, round: RoundID.make(at: .now())))
+            intake: Intake(
+                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())))
         try session.offer(FileName("w.json"), kind: nil)
         // The script writes again, in place, after intake's read.
         try #"{"id":"w","kind":"sleep","n":2}"#.write(

@@ -161,7 +161,8 @@ import Testing
 
         let claimer = Claimer(
             session: try SpoolSession(spool: mine, worker: mine.worker),
-            configuration: Self.configuration(spool, worker: "w1"), round: RoundID.make(at: .now()), log: .silent)
+            settings: ClaimSettings(Self.configuration(spool, worker: "w1")), round: RoundID.make(at: .now()),
+            log: .silent)
         guard case .vanished = try claimer.claim(entry) else { throw TestFailure("w1 did not pass over k") }
         let invalid = try spool.ledger().filter { $0.event == .invalid }
         #expect(invalid.isEmpty, "w1 flagged a file that was never there: \(invalid.map(\.detail))")
