@@ -34,19 +34,20 @@ struct Command: Sendable {
     let prepare: Prepare?
 
     /// A command with options: `fields` declares each (and fills
-    /// `Options`), and `run` takes them read into their types.
-    init<Options: CommandOptions>(
+    /// `Options`), and `run` takes them, and the operands, read into their
+    /// types.
+    init<Options: CommandOptions, Positional: CommandOperands>(
         _ name: String, summary: String, usage: String = "", details: String = "",
         options fields: [OptionField<Options>],
         operands: Completion = .nothing, example: String,
-        run: @escaping @Sendable (Options, Operands, Invocation) throws(CLIError) -> Void
+        run: @escaping @Sendable (Options, Positional, Invocation) throws(CLIError) -> Void
     ) {
         self.init(
             name, summary: summary, usage: usage, details: details, options: fields.map(\.option), operands: operands,
             example: example
         ) { words throws(CLIError) in
             let options = try Options.read(words.options, by: fields)
-            let operands = Operands(words.operands)
+            let operands = try Positional.read(words.operands, usage: "\(name) \(usage)")
             return { invocation throws(CLIError) in try run(options, operands, invocation) }
         }
     }

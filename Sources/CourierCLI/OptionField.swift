@@ -121,25 +121,3 @@ struct OutputForm: Sendable, Equatable {
         }
     }
 }
-
-/// A command's positional words, `--` and what follows it included.
-struct Operands: Sendable, Equatable {
-    let words: [String]
-
-    init(_ words: [String] = []) { self.words = words }
-
-    var isEmpty: Bool { words.isEmpty }
-    var count: Int { words.count }
-    var first: String? { words.first }
-
-    /// For a command that takes none.
-    func none(for command: String) throws(CLIError) {
-        if let first = words.first { throw .usage("\(command) takes no argument \(first)") }
-    }
-
-    /// Exactly one, else the usage error `usage`.
-    func one(_ usage: String) throws(CLIError) -> String {
-        guard words.count == 1, let word = words.first else { throw .usage(usage) }
-        return word
-    }
-}

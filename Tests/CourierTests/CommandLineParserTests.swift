@@ -150,7 +150,7 @@ import Testing
     }
 
     @Test(
-        "a value an option cannot take is a usage error naming the option and the value, before the command runs",
+        "a value an option or operand cannot take is a usage error naming it and the value, before the command runs",
         arguments: [
             (["list", "--older-than", "5"], "--older-than 5: not a duration (such as 90s, 30m, 2h, 7d)"),
             (["ack", "--older-than", "soon"], "--older-than soon: not a duration"),
@@ -172,6 +172,12 @@ import Testing
             (["sink", "--page-cursor", "cursor"], "--page-cursor cursor: not next_cursor or nextCursor"),
             (["completions", "--list", "subscribers,sent,nothing"], "--list subscribers,sent,nothing: not "),
             (["why", "x", "-o", "yaml"], "--output yaml: text or json"),
+            (["hold", "a/b"], "a/b: not a subscriber name"),
+            (["hold"], "hold NAME [--reason TEXT]"),
+            (["release", "a b"], "a b: not a subscriber name"),
+            (["release", "a", "b"], "release NAME"),
+            (["catalog", "sync", "x/y"], "x/y: not a catalog name"),
+            (["catalog", "status", "a", "b"], "at most one catalog NAME"),
         ])
     func badValues(_ words: [String], _ message: String) throws {
         let parsed = try parser.parse(words)

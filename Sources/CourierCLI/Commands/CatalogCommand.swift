@@ -46,17 +46,17 @@ enum CatalogCommand {
             "one JSON object: {\"catalogs\":[…]}", \.output)
     }
 
-    static func status(_ options: StatusOptions, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
-        guard operands.count <= 1 else { throw .usage("catalog status takes at most one NAME") }
+    static func status(_ options: StatusOptions, _ operand: CatalogOperand, _ invocation: Invocation)
+        throws(CLIError)
+    {
         let configuration = try invocation.configuration(readingSecrets: false)
         try status(
-            try catalogs(operands.first, in: configuration), spool: invocation.readSpool(), json: options.output.isJSON,
+            try catalogs(operand.name, in: configuration), spool: invocation.readSpool(), json: options.output.isJSON,
             output: invocation.output)
     }
 
-    static func sync(_ options: SyncOptions, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+    static func sync(_ options: SyncOptions, _ operand: CatalogOperand, _ invocation: Invocation) throws(CLIError) {
         let ifRequested = options.ifRequested
-        guard operands.count <= 1 else { throw .usage("catalog sync takes at most one NAME") }
         let configuration = try invocation.configuration(readingSecrets: true)
         let session = try invocation.openSession(configuration)
         let request = SyncRequest(session: session)
@@ -76,7 +76,7 @@ enum CatalogCommand {
             throw .usage(message)
         }
         let chosen: [Catalog]
-        do { chosen = try catalogs(operands.first, in: configuration) } catch {
+        do { chosen = try catalogs(operand.name, in: configuration) } catch {
             guard case .usage(let message) = error else { throw error }
             try refuse(message)
         }
@@ -105,14 +105,16 @@ enum CatalogCommand {
     }
 
     /// The catalog NAME, or every one; a usage error when there is none.
-    private static func catalogs(_ wanted: String?, in configuration: Configuration) throws(CLIError) -> [Catalog] {
+    private static func catalogs(_ wanted: SubscriberName?, in configuration: Configuration) throws(CLIError)
+        -> [Catalog]
+    {
         guard let wanted else {
             guard !configuration.catalogs.isEmpty else {
                 throw .usage("no [catalog NAME] in \(configuration.file ?? "the configuration")")
             }
             return configuration.catalogs
         }
-        guard let name = SubscriberName(wanted), let catalog = configuration.catalog(named: name) else {
+        guard let catalog = configuration.catalog(named: wanted) else {
             throw .usage("no [catalog \(wanted)] in \(configuration.file ?? "the configuration")")
         }
         return [catalog]

@@ -27,15 +27,13 @@ enum HoldCommand {
             + OptionField.json("one JSON object: {subscriber, held, since, reason}", \.output)
     }
 
-    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
+    static func run(_ options: Options, _ operand: SubscriberOperand, _ invocation: Invocation) throws(CLIError) {
         let reason = options.reason ?? ""
-        let text = try operands.one("hold NAME [--reason TEXT]")
+        let name = operand.name
         // The secrets too: a reason that names one is kept redacted.
         let configuration = try invocation.configuration(readingSecrets: true)
         // A hold on a name no section has would hold nothing: a typo.
-        guard let name = SubscriberName(text), configuration.subscriber(named: name) != nil else {
-            throw .operation(.unknownSubscriber(text))
-        }
+        guard configuration.subscriber(named: name) != nil else { throw .operation(.unknownSubscriber(name.value)) }
         let session = try invocation.openSession(configuration)
         defer { invocation.refreshMetrics(configuration, session: session) }
         let hold: Hold

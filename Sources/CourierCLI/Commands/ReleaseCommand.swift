@@ -20,9 +20,8 @@ enum ReleaseCommand {
             "one JSON object: {subscriber, held, since, reason, queued}", \.output)
     }
 
-    static func run(_ options: Options, _ operands: Operands, _ invocation: Invocation) throws(CLIError) {
-        let text = try operands.one("release NAME")
-        guard let name = SubscriberName(text) else { throw .usage("\(text) is not a subscriber name") }
+    static func run(_ options: Options, _ operand: SubscriberOperand, _ invocation: Invocation) throws(CLIError) {
+        let name = operand.name
         let configuration = try invocation.configurationIfAny(readingSecrets: false)
         let session = try invocation.openSession(configuration)
         defer { invocation.refreshMetrics(configuration, session: session) }
