@@ -4,14 +4,15 @@ import PackageDescription
 // The targets follow a record's path, each depending only on those before
 // it (docs/architecture.md walks one record through them; a dependency
 // cycle is a compile error). Names sit below the disk: the records and the
-// configuration never see the spool, and the reference sink sees neither.
+// configuration never see the spool, the transport neither, and the
+// reference sink sees neither the spool nor courier's names.
 //
-//   CourierPosix → CourierIdentifiers → CourierRecords → CourierConfig ──┐
-//   CourierPosix → CourierSupport ───────────↑──────────────↑            │
-//   CourierIdentifiers, CourierSupport → CourierSpool ───────────────────┴→ CourierTransport
-//   CourierTransport → CourierRound ─┐
-//                    → CourierCatalog ┴→ CourierOperations ─┐
-//   CourierRecords, CourierSupport → CourierSink ────────────┴→ CourierCLI → courier
+//   CourierPosix → CourierIdentifiers → CourierRecords → CourierConfig → CourierTransport ─┐
+//   CourierPosix → CourierSupport ───────────↑──────────────↑                                │
+//   CourierIdentifiers, CourierSupport → CourierSpool ────────────────────────────────────┴→ CourierTokens
+//   CourierTokens → CourierRound ─┐
+//                 → CourierCatalog ┴→ CourierOperations ─┐
+//   CourierRecords, CourierSupport → CourierSink ─────────┴→ CourierCLI → courier
 let package = Package(
     name: "courier",
     products: [
@@ -43,15 +44,17 @@ let package = Package(
         .target(name: "CourierRecords", dependencies: ["CourierIdentifiers", "CourierSupport"]),
         // The configuration file and its secrets.
         .target(name: "CourierConfig", dependencies: ["CourierRecords", "CourierSupport", "CINIH"]),
-        // HTTP through libcurl: one place for TLS, redirects, timeouts and headers. The spool
-        // for the log, the ledger's detail shape and limit, and the OAuth tokens kept in
-        // `.courier/` through the session.
-        .target(name: "CourierTransport", dependencies: ["CourierConfig", "CourierSpool", "CCurl"]),
+        // HTTP through libcurl: one place for TLS, redirects, timeouts and headers. It knows
+        // nothing of the spool (TargetBoundaryTests).
+        .target(name: "CourierTransport", dependencies: ["CourierConfig", "CCurl"]),
+        // OAuth tokens of a round or a catalog sync: fetched through the transport, kept in
+        // `.courier/` by a commit of the spool session.
+        .target(name: "CourierTokens", dependencies: ["CourierTransport", "CourierSpool"]),
         // One round, in stages: recovery, routes, delivery with intake as it meets dropped
         // files (then routes again), the group commit, notify.
-        .target(name: "CourierRound", dependencies: ["CourierTransport"]),
+        .target(name: "CourierRound", dependencies: ["CourierTokens"]),
         // Catalog syncs, the other direction of the sync side.
-        .target(name: "CourierCatalog", dependencies: ["CourierTransport"]),
+        .target(name: "CourierCatalog", dependencies: ["CourierTokens"]),
         // The reference receiver (`courier sink`): a server of its own, and a test oracle, so it
         // judges keys and ids by its own rules: nothing of courier's delivery side, only the
         // system calls, the helpers and the JSON scanner (TargetBoundaryTests holds it so).
@@ -66,7 +69,7 @@ let package = Package(
             name: "CourierTests",
             dependencies: [
                 "CourierPosix", "CourierIdentifiers", "CourierSupport", "CourierSpool", "CourierRecords",
-                "CourierConfig", "CourierTransport", "CourierRound", "CourierCatalog", "CourierSink",
+                "CourierConfig", "CourierTransport", "CourierTokens", "CourierRound", "CourierCatalog", "CourierSink",
                 "CourierOperations", "CourierCLI",
             ]),
     ]

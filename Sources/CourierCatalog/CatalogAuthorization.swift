@@ -1,4 +1,5 @@
 import CourierSpool
+import CourierTokens
 import CourierTransport
 
 extension CatalogSync {

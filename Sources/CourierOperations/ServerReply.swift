@@ -1,4 +1,5 @@
 import CourierSpool
+import CourierSupport
 import Foundation
 
 /// What a batch server said of an item, read back from its ledger line

@@ -3,6 +3,7 @@ import CourierIdentifiers
 import CourierPosix
 import CourierSpool
 import CourierSupport
+import CourierTokens
 import CourierTransport
 
 /// OAuth 2.0 in a round's delivery: the token each OAuth subscriber's

@@ -1,4 +1,5 @@
 import CourierPosix
+import CourierSupport
 
 /// What happened to an item; the ledger's fifth column.
 package enum LedgerEvent: String, CaseIterable, Sendable, Codable {
@@ -53,7 +54,7 @@ package struct LedgerLine: Sendable, Equatable {
     package var durationMilliseconds: Int64
     package var detail: String
 
-    package static let detailLimit = 200
+    package static let detailLimit = DetailLimit.bytes
 
     /// The columns as text, as a line is read back; writers use the typed
     /// `init(time:actor:subscriber:…)`.

@@ -1,6 +1,5 @@
 import CourierIdentifiers
 import CourierRecords
-import CourierSpool
 import CourierSupport
 
 /// The batch wire format of docs/design.md §8:
@@ -171,7 +170,7 @@ package enum BatchBody {
 package enum OptimisticConcurrency {
     /// The entity a record writes: its `entity_id`, else the one it
     /// `updates`, else itself. The etag a server gives for it is kept under
-    /// this id (`EntityTagStore`).
+    /// this id (the spool's `EntityTagStore`).
     package static func entity(of record: [UInt8]) -> RecordID? {
         guard case .success(let fields) = OutboxFields.read(record) else { return nil }
         return fields.entityID

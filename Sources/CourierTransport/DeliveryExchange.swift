@@ -1,5 +1,5 @@
 import CourierConfig
-import CourierSpool
+import CourierSupport
 
 /// One POST to make: a single entry, or a batch of them.
 package struct DeliveryRequest {
@@ -15,11 +15,11 @@ package struct DeliveryRequest {
     package var bearer: String?
     /// How much of the answer to keep: the ledger needs 200 bytes, a batch
     /// needs its whole `results`.
-    package var answerCapture = LedgerLine.detailLimit
+    package var answerCapture = DetailLimit.bytes
 
     package init(
         key: String, body: [UInt8], subscriber: Subscriber, url: String, extraHeaders: [HTTPHeaderField] = [],
-        answerCapture: Int = LedgerLine.detailLimit
+        answerCapture: Int = DetailLimit.bytes
     ) {
         self.key = key
         self.body = body

@@ -8,11 +8,11 @@ package struct HTTPFetch {
     let options: CurlOptions
     let headers: [HTTPHeaderField]
     /// OAuth: the `Authorization` of each request, renewed once after a 401.
-    let bearer: OAuthBearer?
+    let bearer: (any BearerSource)?
     /// The largest answer read; a catalog page is far smaller.
     static let answerLimit = 64 << 20
 
-    package init(options: CurlOptions, headers: [HTTPHeaderField], bearer: OAuthBearer? = nil) {
+    package init(options: CurlOptions, headers: [HTTPHeaderField], bearer: (any BearerSource)? = nil) {
         self.options = options
         self.headers = headers
         self.bearer = bearer
@@ -124,4 +124,15 @@ package enum FetchError: Error, Sendable, CustomStringConvertible {
         case .token(let error): return error.description
         }
     }
+}
+
+/// Where a fetch's `Authorization: Bearer` comes from (a catalog's OAuth
+/// tokens, CourierTokens' `OAuthBearer`): the current token, one new token
+/// after a 401, and the tokens sent so far taken out of an answer.
+package protocol BearerSource: AnyObject {
+    func field() throws(FetchError) -> (HTTPHeaderField, generation: Int)
+    /// After a 401 to the token of `generation`: a new token to try once
+    /// more with, or nil when one was already tried.
+    func renewed(after generation: Int) throws(FetchError) -> HTTPHeaderField?
+    func redact(_ body: [UInt8]) -> [UInt8]
 }

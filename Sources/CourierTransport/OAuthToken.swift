@@ -31,6 +31,11 @@ package struct OAuthError: Error, Sendable, CustomStringConvertible {
     package let url: String
     package let reason: String
 
+    package init(url: String, reason: String) {
+        self.url = url
+        self.reason = reason
+    }
+
     package var description: String { "no OAuth token from \(Redactor.displayURL(url)): \(reason)" }
 }
 

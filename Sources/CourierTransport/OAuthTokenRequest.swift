@@ -1,6 +1,5 @@
 import CourierConfig
 import CourierPosix
-import CourierSpool
 import CourierSupport
 import Foundation
 
@@ -58,8 +57,8 @@ package enum OAuthTokenRequest {
             let code = object["error"] as? String
         {
             let description = (object["error_description"] as? String).map { " (\($0))" } ?? ""
-            return redactor.redact(code + description).utf8Prefix(LedgerLine.detailLimit)
+            return redactor.redact(code + description).utf8Prefix(DetailLimit.bytes)
         }
-        return redactor.excerpt(body, limit: LedgerLine.detailLimit)
+        return redactor.excerpt(body, limit: DetailLimit.bytes)
     }
 }

@@ -1,5 +1,3 @@
-import CourierSupport
-
 /// `name=value` pairs in a ledger detail, logfmt's shape: what a batch
 /// server said of an item (`status=OK server_id=srv-123 etag=v2`), kept so
 /// that `courier why` can show it and `awk` can find it. A value with a
@@ -18,7 +16,7 @@ package enum DetailFields {
     /// so the ledger never has to cut the text in the middle of a value.
     package static func format(
         _ fields: [(name: String, value: String)], message: String? = nil, redactor: Redactor,
-        limit: Int = LedgerLine.detailLimit
+        limit: Int = DetailLimit.bytes
     ) -> String {
         var text = ""
         for (name, value) in fields {

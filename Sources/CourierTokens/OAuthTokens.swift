@@ -2,6 +2,7 @@ import CourierConfig
 import CourierPosix
 import CourierSpool
 import CourierSupport
+import CourierTransport
 import Foundation
 
 /// The OAuth tokens of one round or one catalog sync: the one in memory
@@ -120,7 +121,7 @@ struct OAuthTokenCache {
 
 /// A catalog's `Authorization` for `HTTPFetch`: the current token, and a
 /// new one once per sync after a 401.
-package final class OAuthBearer {
+package final class OAuthBearer: BearerSource {
     let tokens: OAuthTokens
     let owner: OAuthOwner
     let client: OAuthClient
@@ -136,7 +137,7 @@ package final class OAuthBearer {
         self.options = options
     }
 
-    func field() throws(FetchError) -> (HTTPHeaderField, generation: Int) {
+    package func field() throws(FetchError) -> (HTTPHeaderField, generation: Int) {
         let token: (value: String, generation: Int)
         do { token = try tokens.token(for: owner, client: client, options: options) } catch { throw .token(error) }
         sent.add(token.value)
@@ -149,7 +150,7 @@ package final class OAuthBearer {
 
     /// After a 401 to the token of `generation`: a new token to try once
     /// more with, or nil when one was already tried in this sync.
-    func renewed(after generation: Int) throws(FetchError) -> HTTPHeaderField? {
+    package func renewed(after generation: Int) throws(FetchError) -> HTTPHeaderField? {
         guard !renewedOnce else { return nil }
         renewedOnce = true
         tokens.refuse(owner, generation: generation)
@@ -157,7 +158,7 @@ package final class OAuthBearer {
     }
 
     /// `body` with every token sent so far replaced by the redaction mark.
-    func redact(_ body: [UInt8]) -> [UInt8] {
+    package func redact(_ body: [UInt8]) -> [UInt8] {
         Array(sent.redact(String(decoding: body, as: UTF8.self)).utf8)
     }
 }
