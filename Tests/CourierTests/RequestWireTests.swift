@@ -176,4 +176,19 @@ import Testing
             ])
         #expect(Gzip.decompress(wire.body, limit: 1 << 20) == Array(record.utf8))
     }
+
+    @Test(
+        "the fields a record's one parse carries to its request are those a second reading of the body finds",
+        arguments: [
+            #"{"id":"a","kind":"order"}"#,
+            #"{"id":"b","kind":"order","op":"UPDATE","entity":"ordér \"x\"","entity_id":"E-1","etag":"W/\"v9\""}"#,
+            #"{"id":"c","kind":"k","op":"DELETE","version":-12.5e3,"etag":"t"}"#,
+            #"{"id":"d","kind":"k","\u006fp":"\u0055PDATE","updates":"E-2","version":3,"op":"DELETE"}"#,
+            #"{"id":"e","kind":"k","data":{"op":"UPDATE","etag":"inner"},"entity_id":"x","updates":"x"}"#,
+        ])
+    func oneParseReadsWhatTheSecondDid(record: String) throws {
+        let bytes = Array(record.utf8)
+        let parsed = try Record.parse(bytes, maximumSize: .max).get()
+        #expect(parsed.outbox == (try OutboxFields.read(bytes).get()))
+    }
 }
