@@ -117,7 +117,9 @@ package struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     package init?(fileName: FileName) {
-        guard let text = fileName.string else { return nil }
+        // Most names a pass meets in queued/ are dropped files: one without
+        // an `@` is no entry, and no text is made of it.
+        guard fileName.bytes.contains(UInt8(ascii: "@")), let text = fileName.string else { return nil }
         self.init(text)
     }
 

@@ -215,9 +215,34 @@ package struct JSONOutline {
             }
         }
 
+        /// Moves `index` past whole 8-byte words of string bytes that need
+        /// no check of their own: printable ASCII, no `"` and no `\\`.
+        mutating func skipPlainWords() {
+            guard let base = bytes.baseAddress else { return }
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                // A byte of a word is zero (after the XOR: is that byte)
+                // exactly when the classic test sets some high bit.
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                let special =
+                    word | ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote)
+                    | ((backslash &- ones) & ~backslash)
+                guard special & highs == 0 else { return }
+                index += 8
+            }
+        }
+
         mutating func string() -> Bool {
             index += 1
-            while let byte = current {
+            while current != nil {
+                // Most of a record's bytes are plain text inside strings:
+                // eight at a time while none is a quote, a backslash, a
+                // control or non-ASCII byte, each of which the loop checks.
+                skipPlainWords()
+                guard let byte = current else { return false }
                 index += 1
                 switch byte {
                 case UInt8(ascii: "\""):

@@ -7,13 +7,14 @@ import CourierTransport
 struct BatchFit {
     let limit: Int
     let deviceID: String
-    /// The body so far, its envelope included.
-    private(set) var bytes: Int
+    /// The body so far, its envelope included once an item is in: the
+    /// pass makes a fit for every request, and a single subscriber's never
+    /// get an item (the envelope's size costs a few allocations).
+    private(set) var bytes = 0
 
     init(limit: Int, deviceID: String) {
         self.limit = limit
         self.deviceID = deviceID
-        bytes = BatchBody.envelopeSize(deviceID: deviceID)
     }
 
     enum Verdict: Equatable {
@@ -31,9 +32,8 @@ struct BatchFit {
     }
 
     mutating func add(_ item: DeliveryItem, first: Bool) -> Verdict {
-        guard let batchItem = BatchBody.Item(key: item.entry.key.description, record: item.body) else {
-            return .refused("\(item.entry) does not read as a record any more; not sent")
-        }
+        let batchItem = BatchBody.Item(key: item.entry.key.description, record: item.body, fields: item.fields)
+        if bytes == 0 { bytes = BatchBody.envelopeSize(deviceID: deviceID) }
         let added = batchItem.size + (first ? 0 : 1)
         guard bytes + added <= limit else {
             guard first else { return .full }

@@ -89,8 +89,10 @@ struct Claimer {
         }
         switch checked {
         case .read(let body):
-            if let problem = Self.problem(with: body, as: entry) { return .refused(entry, reason: problem) }
-            return .claimed(DeliveryItem(entry: entry, body: body))
+            switch Self.check(body, as: entry) {
+            case .success(let fields): return .claimed(DeliveryItem(entry: entry, body: body, fields: fields))
+            case .failure(let problem): return .refused(entry, reason: problem.reason)
+            }
         case .refused(let reason):
             return .refused(entry, reason: reason)
         case .vanished:
@@ -99,15 +101,21 @@ struct Claimer {
         }
     }
 
+    /// Why a claimed entry's bytes cannot go out under its name.
+    struct NotTheEntry: Error {
+        let reason: String
+    }
+
     /// An entry is a record whose id is the entry's: intake only makes such
     /// entries, but a script may drop any bytes under an entry's name, and
-    /// those must not go out under a key they do not carry.
-    static func problem(with body: [UInt8], as entry: EntryName) -> String? {
+    /// those must not go out under a key they do not carry. The record's
+    /// outbox fields, read in this one parse, go with the item.
+    static func check(_ body: [UInt8], as entry: EntryName) -> Result<OutboxFields, NotTheEntry> {
         switch Record.parse(body, maximumSize: Int.max) {
-        case .failure(let problem): return problem.description
+        case .failure(let problem): return .failure(NotTheEntry(reason: problem.description))
         case .success(let record) where record.id != entry.key.id:
-            return "its id is \(record.id), not the entry's \(entry.key.id)"
-        case .success: return nil
+            return .failure(NotTheEntry(reason: "its id is \(record.id), not the entry's \(entry.key.id)"))
+        case .success(let record): return .success(record.outbox)
         }
     }
 

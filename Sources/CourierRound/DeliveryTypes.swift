@@ -1,6 +1,7 @@
 import CourierConfig
 import CourierIdentifiers
 import CourierPosix
+import CourierRecords
 import CourierSpool
 import CourierTransport
 
@@ -8,6 +9,11 @@ import CourierTransport
 struct DeliveryItem {
     let entry: EntryName
     let body: [UInt8]
+    /// What the record's one parse, at intake or at the claim, found of
+    /// its `op`, entity and version: the request's `If-Match` and batch
+    /// item, and the entity an etag is kept for, without reading the body
+    /// again.
+    let fields: OutboxFields
     /// Its deferral stamp when `retry-schedule` has put it off before.
     var stamp: DeferralStamp?
 }

@@ -42,7 +42,10 @@ package struct Intake {
     static let groupBytes = 4 << 20
 
     /// An accepted record waiting for its group's commit.
-    struct Accepted {
+    /// A class: it owns the open dropped file, and the group commit passes
+    /// it through several loops, where a struct of a dozen references was
+    /// copied (retained and released) at each.
+    final class Accepted {
         let name: FileName
         /// The dropped file, open: its data is fsynced before it becomes an
         /// entry (Postfix's pickup does the same before cleanup takes it).
@@ -55,6 +58,19 @@ package struct Intake {
         /// New entries; the first takes the dropped file by rename.
         let entries: [EntryName]
         let duplicates: [(EntryName, SpoolState)]
+
+        init(
+            name: FileName, file: FileDescriptor, readAs: FileStatus?, record: Record, target: SpoolState,
+            entries: [EntryName], duplicates: [(EntryName, SpoolState)]
+        ) {
+            self.name = name
+            self.file = file
+            self.readAs = readAs
+            self.record = record
+            self.target = target
+            self.entries = entries
+            self.duplicates = duplicates
+        }
     }
 
     /// Takes in every dropped file of `queued/`, all into `queued/` (or

@@ -88,7 +88,7 @@ struct IntakeCommit {
             report.duplicates += accepted.duplicates.count
             if accepted.target == .awaitingRoute { report.routesKept += 1 }
             for (entry, target) in zip(accepted.entries, targets) where target == .sending {
-                claimed.append(DeliveryItem(entry: entry, body: accepted.record.bytes))
+                claimed.append(DeliveryItem(entry: entry, body: accepted.record.bytes, fields: accepted.record.outbox))
             }
         }
         return claimed

@@ -20,14 +20,15 @@ struct RequestBuilder {
     static let batchAnswerCapture = 8 << 20
 
     enum Built {
-        case ready(DeliveryRequest, headers: [HTTPHeaderField])
+        case ready(DeliveryRequest, headers: HeaderLines)
         /// Its items need attention for this reason; nothing was sent.
         case refused(String)
     }
 
     init(_ settings: RequestSettings, session: RoundID) {
         self.settings = settings
-        self.headers = DeliveryHeaders(deviceID: settings.deviceID, session: session.value)
+        self.headers = DeliveryHeaders(
+            deviceID: settings.deviceID, session: session.value, subscribers: settings.subscribers)
         self.answerCapture = LedgerLine.detailLimit + settings.longestSecret
     }
 
@@ -36,14 +37,10 @@ struct RequestBuilder {
         let subscriber = request.subscriber
         var wire: DeliveryRequest
         if subscriber.mode == .batch {
-            var items: [BatchBody.Item] = []
-            for item in request.items {
-                // The pass sized each item by these fields; one that no
-                // longer reads was changed on disk since.
-                guard let batchItem = BatchBody.Item(key: item.entry.key.description, record: item.body) else {
-                    return .refused("\(item.entry) is no longer a record courier can send as a batch item")
-                }
-                items.append(batchItem)
+            // Each item from the fields its record's one parse found (the
+            // same that sized it for `max-batch-bytes`).
+            let items = request.items.map { item in
+                BatchBody.Item(key: item.entry.key.description, record: item.body, fields: item.fields)
             }
             let body = BatchBody.encode(items, deviceID: settings.deviceID)
             let url =
@@ -57,15 +54,10 @@ struct RequestBuilder {
             wire = DeliveryRequest(
                 key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url,
                 answerCapture: answerCapture)
-            switch OutboxFields.read(item.body) {
-            case .success(let fields):
-                if let tag = fields.precondition {
-                    do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
-                        return .refused("its `etag`/`version` cannot be sent as If-Match: \(error)")
-                    }
+            if let tag = item.fields.precondition {
+                do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
+                    return .refused("its `etag`/`version` cannot be sent as If-Match: \(error)")
                 }
-            case .failure(let problem):
-                return .refused(problem.description)
             }
         }
         if subscriber.gzip, let compressed = Gzip.compress(wire.body) {
@@ -74,7 +66,7 @@ struct RequestBuilder {
                 extraHeaders: wire.extraHeaders + [Self.gzipEncoding], answerCapture: wire.answerCapture)
         }
         wire.bearer = bearer
-        do { return .ready(wire, headers: try headers.fields(for: wire, now: now)) } catch {
+        do { return .ready(wire, headers: try headers.lines(for: wire, now: now)) } catch {
             return .refused("cannot be sent: \(error)")
         }
     }

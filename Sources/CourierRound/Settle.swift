@@ -268,9 +268,9 @@ struct Settler {
     /// redacted): state files are redacted like the ledger.
     func keptTag(_ verdict: ItemVerdict, now: Timestamp) -> EntityTagUpdate? {
         guard let result = verdict.result, let etag = result.etag, EntityTag.isKeepable(etag),
-            EntityTagSyntax.headerValue(etag) != nil, redactor.redact(etag) == etag,
-            let entity = OptimisticConcurrency.entity(of: verdict.item.body)
+            EntityTagSyntax.headerValue(etag) != nil, redactor.redact(etag) == etag
         else { return nil }
+        let entity = verdict.item.fields.entityID
         let serverID = result.serverID.map { DetailFields.cut(redactor.redact($0), to: EntityTag.maximumLength) }
         return EntityTagUpdate(
             subscriber: verdict.item.entry.subscriber, entity: entity,

@@ -67,9 +67,12 @@ struct RequestSettings: Sendable {
     static let keys: [ConfigKey] =
         [
             .courier(.deviceID), .subscriber(.url), .subscriber(.atomic), .subscriber(.header),
-            .subscriber(.caFile), .subscriber(.signingSecretFile), .subscriber(.gzip),
+            .subscriber(.tokenFile), .subscriber(.caFile), .subscriber(.signingSecretFile), .subscriber(.gzip),
         ] + Configuration.redactorKeys
     let deviceID: String
+    /// Each subscriber's header lines are made once per round from its
+    /// `header` and `token-file` keys (`DeliveryHeaders`).
+    let subscribers: [Subscriber]
     /// The longest secret an answer may echo: the configuration's, or the
     /// longest OAuth token courier accepts when a subscriber fetches them
     /// (they arrive during the round, so their length is not known yet).
@@ -77,6 +80,7 @@ struct RequestSettings: Sendable {
 
     init(_ configuration: Configuration) {
         deviceID = configuration.deviceID
+        subscribers = configuration.subscribers
         let longestToken = configuration.subscribers.contains { $0.oauth != nil } ? OAuthToken.longest : 0
         longestSecret = max(configuration.redactor.longest, longestToken)
     }

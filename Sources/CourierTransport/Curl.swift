@@ -108,25 +108,42 @@ final class CurlEasy {
     }
 }
 
-/// A curl_slist of request headers, freed with the value.
+/// A curl_slist of request headers in one allocation, freed with the
+/// value: the nodes, then a copy of the lines, each node's `data` pointing
+/// at its line. curl only reads the list it is given (CURLOPT_HTTPHEADER,
+/// until the transfer ends), so it need not come from
+/// `curl_slist_append`, which allocates twice per line.
 final class CurlHeaderList {
-    private(set) var list: UnsafeMutablePointer<curl_slist>?
+    private let storage: UnsafeMutableRawPointer?
+    let list: UnsafeMutablePointer<curl_slist>?
 
-    /// Only checked fields can become a list: see `HTTPHeaderField`.
-    init(_ fields: [HTTPHeaderField]) throws(CurlError) {
-        for field in fields {
-            // `Name:` with nothing after it is how curl is told to leave out
-            // a header it would add (Expect).
-            let line = field.value.isEmpty ? field.name + ":" : field.line
-            guard let appended = courier_slist_append(list, line) else {
-                courier_slist_free_all(list)
-                throw CurlError(CURLE_OUT_OF_MEMORY)
-            }
-            list = appended
+    /// Only checked fields become lines: see `HeaderLines`.
+    init(_ lines: HeaderLines) {
+        guard lines.count > 0 else {
+            storage = nil
+            list = nil
+            return
         }
+        let nodeBytes = lines.count * MemoryLayout<curl_slist>.stride
+        let storage = UnsafeMutableRawPointer.allocate(
+            byteCount: nodeBytes + lines.bytes.count, alignment: MemoryLayout<curl_slist>.alignment)
+        let text = (storage + nodeBytes).initializeMemory(as: CChar.self, repeating: 0, count: lines.bytes.count)
+        let nodes = storage.bindMemory(to: curl_slist.self, capacity: lines.count)
+        var start = 0
+        var index = 0
+        for (offset, byte) in lines.bytes.enumerated() {
+            text[offset] = CChar(bitPattern: byte)
+            guard byte == 0 else { continue }
+            let next = index + 1 < lines.count ? nodes + index + 1 : nil
+            (nodes + index).initialize(to: curl_slist(data: text + start, next: next))
+            index += 1
+            start = offset + 1
+        }
+        self.storage = storage
+        self.list = nodes
     }
 
-    deinit { courier_slist_free_all(list) }
+    deinit { storage?.deallocate() }
 }
 
 /// The multi handle: many transfers over shared, kept-alive connections,

@@ -27,13 +27,13 @@ package final class HTTPClient: Transport {
 
     var activeCount: Int { running.count }
 
-    /// Starts a POST with its checked headers (`DeliveryHeaders`); its
+    /// Starts a POST with its checked header lines (`DeliveryHeaders`); its
     /// response comes out of `collect` with `tag`.
-    package func start(_ request: DeliveryRequest, headers: [HTTPHeaderField], tag: Int) throws(CurlError) {
+    package func start(_ request: DeliveryRequest, headers: HeaderLines, tag: Int) throws(CurlError) {
         let easy: CurlEasy
         if let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
         let transfer = Transfer(
-            easy: easy, tag: tag, headers: try CurlHeaderList(headers), capture: request.answerCapture)
+            easy: easy, tag: tag, headers: CurlHeaderList(headers), capture: request.answerCapture)
         do {
             try configure(easy, for: request, transfer: transfer)
             try multi.add(easy)

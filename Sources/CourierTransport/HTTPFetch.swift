@@ -74,7 +74,7 @@ package struct HTTPFetch {
         let sink = Sink()
         var fields = headers + extra + [HTTPHeaderField(constant: "Expect", "")]
         if let body { fields.append(body.1) }
-        let list = try CurlHeaderList(fields)
+        let list = CurlHeaderList(HeaderLines(fields))
         let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errors.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         defer { errors.deallocate() }

@@ -5,9 +5,9 @@ import CourierConfig
 /// script answers through it to drive retries, batch halving and the group
 /// commit without sockets or sleeps.
 package protocol Transport: AnyObject {
-    /// Starts a POST with its checked headers; its response comes out of
-    /// `collect` under `tag`.
-    func start(_ request: DeliveryRequest, headers: [HTTPHeaderField], tag: Int) throws(CurlError)
+    /// Starts a POST with its checked header lines; its response comes out
+    /// of `collect` under `tag`.
+    func start(_ request: DeliveryRequest, headers: HeaderLines, tag: Int) throws(CurlError)
 
     /// Drives transfers for at most `wait`; returns those that finished.
     func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)]

@@ -17,6 +17,33 @@ import Testing
         #expect(JSONOutline(Array(text.utf8), levels: 2) != nil)
     }
 
+    @Test("a byte the string check must see is seen wherever it falls in the words read eight at a time")
+    func specialBytesAtEveryOffset() {
+        let specials: [[UInt8]] = [
+            [0x22], [0x5C, 0x6E], [0x5C, 0x75, 0x30, 0x30, 0x65, 0x39], [0x5C, 0x78], [0x00], [0x09], [0x1F],
+            [0x7F], [0xC3, 0xA9], [0xC3], [0xFF], [0xED, 0xA0, 0x80], [0xF0, 0x9D, 0x84, 0x9E],
+        ]
+        for special in specials {
+            for offset in 0..<17 {
+                for tail in [0, 1, 7, 8, 9] {
+                    let text =
+                        Array(#"{"a":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: offset) + special
+                        + Array(repeating: UInt8(ascii: "y"), count: tail) + Array(#""}"#.utf8)
+                    let outline = JSONOutline(text, levels: 1)
+                    // The validator leaves UTF-8 to its caller; the outline checks both.
+                    let valid = JSONValidator.isValid(text) && String(validating: text, as: UTF8.self) != nil
+                    #expect(
+                        (outline != nil) == valid,
+                        "\(special) after \(offset) bytes, \(tail) after it")
+                    if let outline, outline.kind(of: outline.root) == .object {
+                        let value = outline.members(of: outline.root).first?.value
+                        #expect(value?.upperBound == text.count - 1, "the string ends at its closing quote")
+                    }
+                }
+            }
+        }
+    }
+
     @Test(
         "texts that are not exactly one JSON value are refused",
         arguments: [

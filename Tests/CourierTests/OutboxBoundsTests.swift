@@ -33,7 +33,8 @@ import Testing
         }
         let delivery = try zip(keys, records).map { key, record in
             DeliveryItem(
-                entry: try #require(EntryName(fileName: FileName("\(key)@batchy.json"))), body: Array(record.utf8))
+                entry: try #require(EntryName(fileName: FileName("\(key)@batchy.json"))), body: Array(record.utf8),
+                fields: try OutboxFields.read(Array(record.utf8)).get())
         }
         let twoItems = BatchBody.size(of: Array(items.prefix(2)), deviceID: "d")
         var fit = BatchFit(limit: twoItems, deviceID: "d")

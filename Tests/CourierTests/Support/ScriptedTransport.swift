@@ -20,7 +20,7 @@ final class ScriptedTransport: Transport {
         self.answer = answer
     }
 
-    func start(_ request: DeliveryRequest, headers: [HTTPHeaderField], tag: Int) throws(CurlError) {
+    func start(_ request: DeliveryRequest, headers: HeaderLines, tag: Int) throws(CurlError) {
         started.append(request)
         pending.append((tag, request))
     }
