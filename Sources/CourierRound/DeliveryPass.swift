@@ -107,6 +107,25 @@ final class DeliveryPass {
     }
 
     func run() throws(RoundError) -> RoundSummary {
+        // A commit handed to the commit thread before the pass stopped
+        // finishes first, and its error is the pass's if it failed.
+        do { try deliver() } catch { throw commits.abandon(after: error) }
+        do { try batchSizes.save(to: session) } catch { throw .spool(error) }
+        for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
+        summary.tokenErrors = authorization.summary
+        for (name, text) in (summary.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
+            log(.error, "subscriber \(name): \(text)")
+        }
+        summary.notDue = admission.notDue
+        // As `held`: a second pass reads all of queued/ again, and counts anew.
+        if admission.chosen != nil { summary.notChosen = admission.notChosen }
+        summary.held = Dictionary(uniqueKeysWithValues: admission.held.map { ($0.key.value, $0.value) })
+        summary.notAnswering = Dictionary(uniqueKeysWithValues: admission.stopped.map { ($0.key.value, $0.value) })
+        return summary
+    }
+
+    /// The loop, until every entry is settled and committed.
+    private func deliver() throws(RoundError) {
         while true {
             try startWhatCan()
             if inFlight.isEmpty && waiting.isEmpty {
@@ -130,24 +149,13 @@ final class DeliveryPass {
             if let deadline = commits.deadline { wait = min(wait, max(.zero, deadline - now)) }
             let finished: [(tag: Int, response: DeliveryResponse)]
             do { finished = try startedTransport().collect(wait: wait) } catch { throw .curl(error) }
-            settle(finished)
+            try settle(finished)
+            try commits.check()
             if commits.isDue(at: clock()) { try commits.commit() }
-            onTick?(counts)
+            if let onTick { commits.whenIdle { onTick(counts) } }
         }
-        try commits.commit()
+        try commits.finish()
         summary.add(intake.report)
-        do { try batchSizes.save(to: session) } catch { throw .spool(error) }
-        for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
-        summary.tokenErrors = authorization.summary
-        for (name, text) in (summary.tokenErrors ?? [:]).sorted(by: { $0.key < $1.key }) {
-            log(.error, "subscriber \(name): \(text)")
-        }
-        summary.notDue = admission.notDue
-        // As `held`: a second pass reads all of queued/ again, and counts anew.
-        if admission.chosen != nil { summary.notChosen = admission.notChosen }
-        summary.held = Dictionary(uniqueKeysWithValues: admission.held.map { ($0.key.value, $0.value) })
-        summary.notAnswering = Dictionary(uniqueKeysWithValues: admission.stopped.map { ($0.key.value, $0.value) })
-        return summary
     }
 
     /// What the pass has done so far.
@@ -176,13 +184,28 @@ final class DeliveryPass {
     }
 
     private func fill(while hungry: () -> Bool) throws(RoundError) {
-        try feed.fill(
-            while: hungry,
-            isConfigured: { settings.subscriber(named: $0) != nil },
-            unconfigured: { entry throws(RoundError) in
-                if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
-            },
-            admit: admission.admit, sendNow: sendsNow)
+        // Most turns have nothing to read: they do not wait for a commit.
+        guard intake.hasPending || (!feed.done && !feed.isSaturated && hungry()) else { return }
+        try commits.exclusive { () throws(RoundError) in
+            try feed.fill(
+                while: hungry,
+                isConfigured: { settings.subscriber(named: $0) != nil },
+                unconfigured: { entry throws(RoundError) in
+                    if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
+                },
+                admit: admission.admit, sendNow: sendsNow)
+        }
+    }
+
+    /// A subscriber's token. Fetching one uses the session (its token
+    /// file), so an OAuth subscriber's waits for a commit running
+    /// meanwhile. (Intake, already holding the session, asks
+    /// `authorization` itself.)
+    private func bearer(for subscriber: Subscriber) throws(RoundError) -> DeliveryAuthorization.Bearer {
+        guard subscriber.oauth != nil else { return .notNeeded }
+        var bearer = DeliveryAuthorization.Bearer.notNeeded
+        try commits.exclusive { bearer = authorization.bearer(for: subscriber) }
+        return bearer
     }
 
     /// Whether an entry intake makes goes straight to `sending/`: its
@@ -233,7 +256,7 @@ final class DeliveryPass {
                 }
             })
             for subscriber in settings.subscribers {
-                if feed.waiting(for: subscriber.name) > 0, case .unavailable = authorization.bearer(for: subscriber) {
+                if feed.waiting(for: subscriber.name) > 0, case .unavailable = try bearer(for: subscriber) {
                     leaveQueued(subscriber)
                     continue
                 }
@@ -260,10 +283,10 @@ final class DeliveryPass {
         while items.count < wanted(by: subscriber), let next = feed.peek(subscriber.name) {
             // Before a claim, a guess by the file's size; after it, the
             // item's exact size decides.
-            if subscriber.mode == .batch, !items.isEmpty, case .queued(let entry) = next,
-                !fit.mayHold(recordSize: claimer.queuedSize(of: entry), key: entry.key.description)
-            {
-                break
+            if subscriber.mode == .batch, !items.isEmpty, case .queued(let entry) = next {
+                var size = 0
+                try commits.exclusive { size = claimer.queuedSize(of: entry) }
+                if !fit.mayHold(recordSize: size, key: entry.key.description) { break }
             }
             _ = feed.take(subscriber.name)
             var item: DeliveryItem
@@ -271,7 +294,9 @@ final class DeliveryPass {
             case .claimed(let claimed):
                 item = claimed
             case .queued(let entry):
-                switch try claimer.claim(entry) {
+                var claim = Claimer.Claim.vanished
+                try commits.exclusive { () throws(RoundError) in claim = try claimer.claim(entry) }
+                switch claim {
                 case .claimed(let claimed):
                     item = claimed
                     item.stamp = admission.takeStamp(of: entry)
@@ -341,7 +366,7 @@ final class DeliveryPass {
         var request = request
         let subscriber = request.subscriber
         var bearer: String?
-        switch authorization.bearer(for: subscriber) {
+        switch try self.bearer(for: subscriber) {
         case .notNeeded:
             break
         case .token(let token, let generation):
@@ -413,14 +438,19 @@ final class DeliveryPass {
 
     /// Settles each finished request, frees its slot at once, queues its
     /// retries, and hands its lines and moves to the group commit.
-    private func settle(_ finished: [(tag: Int, response: DeliveryResponse)]) {
+    private func settle(_ finished: [(tag: Int, response: DeliveryResponse)]) throws(RoundError) {
         guard !finished.isEmpty else { return }
         let now = Timestamp.now()
         for (tag, response) in finished {
             guard let request = inFlight.removeValue(forKey: tag) else { continue }
             let subscriber = request.subscriber
             active[subscriber.name, default: 1] -= 1
-            if authorization.sendsAgain(request, after: response) {
+            // A 401 to an OAuth subscriber forgets its token file.
+            var goesAgain = false
+            if response.status == 401 && subscriber.oauth != nil {
+                try commits.exclusive { goesAgain = authorization.sendsAgain(request, after: response) }
+            }
+            if goesAgain {
                 var again = request
                 again.attempt += 1
                 again.reauthorised = true

@@ -8,19 +8,32 @@ import CourierSpool
 /// `sending/`, one fsync per folder. The ledger line is always on disk
 /// before the rename it records, and so is an etag the server gave for the
 /// item's entity.
+///
+/// The commit runs on a thread of its own (`CommitThread`) while the pass
+/// gathers the next one: the loop waits only when the next is due and the
+/// previous still runs, and at the end of the pass. Every other use of the
+/// session by the pass goes through `exclusive`, so the session has one
+/// user at a time (`SessionGate`), and a commit that failed meanwhile is
+/// the pass's error before it does anything more with the spool.
 final class GroupCommit {
     private let session: SpoolSession
     private let log: EventLog
     private var gathered = Transition()
     /// When the oldest waiting item finished.
     private(set) var oldest: MonotonicInstant?
+    private let gate = SessionGate()
+    /// Started by the first commit: a pass with nothing to commit makes none.
+    private var thread: CommitThread?
+    private var threadFailed = false
+    /// A commit was handed and its outcome not taken yet.
+    private var running = false
 
     static let size = 256
-    /// Each commit costs a ledger fsync and one per folder, and the loop
-    /// waits for them: at 10 ms a busy round committed every 17 items or
-    /// so, and spent more time in fsync than in curl. A crash loses at
-    /// most this much of settled state, which the next round sends again
-    /// under the same keys.
+    /// Each commit costs a ledger fsync and one per folder: at 10 ms a
+    /// busy round committed every 17 items or so, and spent more time in
+    /// fsync than in curl. A crash loses at most this much of settled
+    /// state (and the commit still running), which the next round sends
+    /// again under the same keys.
     static let delay: Duration = .milliseconds(100)
 
     init(session: SpoolSession, log: EventLog) {
@@ -45,15 +58,78 @@ final class GroupCommit {
         return gathered.lines.count >= Self.size || now - oldest >= Self.delay
     }
 
+    /// Hands what has gathered to the commit thread, after the previous
+    /// commit has finished.
     func commit() throws(RoundError) {
         guard !gathered.isEmpty else { return }
-        let committed: Committed
-        do { committed = try session.commit(gathered) } catch { throw .spool(error) }
-        for move in committed.vanished {
-            // A person moved it meanwhile: theirs is the last word.
-            log(.warning, "\(move.from)\(move.name) was moved away by someone else; it stays where they put it")
+        if running, let thread {
+            running = false
+            try report(thread.wait())
         }
+        if thread == nil && !threadFailed {
+            thread = CommitThread.start(gate: gate)
+            threadFailed = thread == nil
+        }
+        let transition = gathered
         gathered = Transition()
         oldest = nil
+        guard let thread else {
+            try gate.hold { () throws(RoundError) in try report(CommitThread.carryOut(transition, in: session)) }
+            return
+        }
+        thread.hand(transition, of: session)
+        running = true
+    }
+
+    /// The end of the pass: everything gathered is committed, and the
+    /// last commit has finished.
+    func finish() throws(RoundError) {
+        try commit()
+        if running, let thread {
+            running = false
+            try report(thread.wait())
+        }
+    }
+
+    /// The pass stopped on `error`: the commit still running finishes,
+    /// and if it failed, its error is the pass's (it was handed before the
+    /// pass went on).
+    func abandon(after error: RoundError) -> RoundError {
+        guard running, let thread else { return error }
+        running = false
+        do { try report(thread.wait()) } catch let failed { return failed }
+        return error
+    }
+
+    /// The last commit's warnings and error, if it has finished; no wait.
+    func check() throws(RoundError) {
+        guard running, let thread, let outcome = thread.poll() else { return }
+        running = false
+        try report(outcome)
+    }
+
+    /// `body` uses the session: it waits for a commit running meanwhile,
+    /// and does not run after one that failed.
+    func exclusive(_ body: () throws(RoundError) -> Void) throws(RoundError) {
+        try gate.hold { () throws(RoundError) in
+            try check()
+            try body()
+        }
+    }
+
+    /// `body`, only while no commit is out (the progress file, which can
+    /// wait for a later turn of the loop).
+    func whenIdle(_ body: () -> Void) {
+        guard !running else { return }
+        gate.hold(body)
+    }
+
+    private func report(_ outcome: CommitThread.Outcome) throws(RoundError) {
+        switch outcome {
+        case .success(let warnings):
+            for warning in warnings { log(.warning, warning) }
+        case .failure(let error):
+            throw .spool(error)
+        }
     }
 }
