@@ -8,7 +8,9 @@ import Glibc
 /// 1. New files are staged under `tmp/` and, with the open files the
 ///    transition names, made durable (one `syncfs` for many where it
 ///    reaches the disk, else an `fsync` each).
-/// 2. The ledger lines are appended and fsynced, then any journal appends.
+/// 2. The ledger lines are appended and fsynced, then any journal appends
+///    (each journal opened before the lines, so one that cannot be fails
+///    the commit before any line says it was done).
 /// 3. Stamps (modification times) are set, before the files move.
 /// 4. New files are renamed into place; then, when the transition also
 ///    moves or removes, their folders are fsynced: a moved name may be the
