@@ -17,10 +17,13 @@ struct Output {
         print(text, terminator: "")
     }
 
+    /// One line, whatever words it names: a usage error repeats the word
+    /// it refuses, and one with ESC would drive the terminal, one with a
+    /// newline forge a second line of the journal (`PrintableText`).
     func error(_ text: String) {
         fflush(nil)
         let prefix = journal ? (text.hasPrefix("fatal:") ? "<3>" : "<4>") : "courier: "
-        FileHandle.standardError.write(Data("\(prefix)\(text)\n".utf8))
+        FileHandle.standardError.write(Data("\(prefix)\(PrintableText.of(text))\n".utf8))
     }
 
     /// Text on standard error as it is, without `courier: ` before it: the

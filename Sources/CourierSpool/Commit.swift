@@ -8,7 +8,9 @@ import Glibc
 /// 1. New files are staged under `tmp/` and, with the open files the
 ///    transition names, made durable (one `syncfs` for many where it
 ///    reaches the disk, else an `fsync` each).
-/// 2. The ledger lines are appended and fsynced, then any journal appends.
+/// 2. The ledger lines are appended and fsynced, then any journal appends
+///    (each journal opened before the lines, so one that cannot be fails
+///    the commit before any line says it was done).
 /// 3. Stamps (modification times) are set, before the files move.
 /// 4. New files are renamed into place; then, when the transition also
 ///    moves or removes, their folders are fsynced: a moved name may be the
@@ -48,8 +50,11 @@ extension SpoolSession {
         var published = 0
         defer { for (temporary, _) in staged.dropFirst(published) { try? spool.tmp.remove(temporary) } }
 
+        // A journal that cannot be opened (a directory, a folder courier
+        // may not write) fails the commit before its lines say it was done.
+        let appends = try open(transition.appends + tags.appends, touched: &touched)
         try ledger.append(transition.lines)
-        for append in transition.appends + tags.appends { try carryOut(append, touched: &touched) }
+        for (append, file) in appends { try carryOut(append, to: file) }
         for stamp in transition.stamps { try set(stamp, touched: &touched) }
         for file in transition.touches { try? file.touch() }
         for (temporary, file) in staged {
@@ -130,13 +135,29 @@ extension SpoolSession {
         return staged
     }
 
-    /// Step 2, for one journal append: one write(2), then fsync; its folder
-    /// is fsynced with the others, for a journal the append created.
-    private func carryOut(_ append: Transition.Append, touched: inout TouchedFolders) throws(SpoolError) {
-        let folder = try handle(append.place)
-        touched.gained(folder)
+    /// Before step 2: each journal an append writes, opened (and made, if
+    /// new); its folder is fsynced with the others, for a journal the
+    /// append created.
+    private func open(_ appends: [Transition.Append], touched: inout TouchedFolders) throws(SpoolError)
+        -> [(Transition.Append, FileDescriptor)]
+    {
+        var opened: [(Transition.Append, FileDescriptor)] = []
+        for append in appends {
+            let folder = try handle(append.place)
+            touched.gained(folder)
+            do {
+                opened.append(
+                    (append, try folder.openFile(append.name, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)))
+            } catch {
+                throw SpoolError(error)
+            }
+        }
+        return opened
+    }
+
+    /// Step 2, for one journal append: one write(2), then fsync.
+    private func carryOut(_ append: Transition.Append, to file: FileDescriptor) throws(SpoolError) {
         do {
-            let file = try folder.openFile(append.name, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o640)
             let offset = try file.status().size
             try spool.faults?.check(.write, path: file.path)
             try file.write(append.bytes)

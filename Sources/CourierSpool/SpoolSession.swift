@@ -28,9 +28,9 @@ package final class SpoolSession {
     private var handles: [SpoolPlace: DirectoryHandle] = [:]
     /// The serial lock while something of this process holds it.
     private weak var heldSerialLock: SerialLock?
-    /// The serial lock's count as this session last left it, and its holds'
+    /// The serial lock's stamp as this session last left it, and its holds'
     /// epoch (`SerialLock.epoch`).
-    private var serialCountLeft: UInt64?
+    private var serialStampLeft: UInt64?
     private var serialEpoch: UInt64 = 0
 
     /// `worker`: on a shared spool, this process's worker; its claims go to
@@ -86,8 +86,8 @@ package final class SpoolSession {
         let lock = try spool.serialLock()
         // The session's own holds, one after another (a round's commits
         // between its intake groups), leave the epoch as it was.
-        if lock.found != serialCountLeft { serialEpoch += 1 }
-        serialCountLeft = lock.left
+        if lock.foundStamp == nil || lock.foundStamp != serialStampLeft { serialEpoch += 1 }
+        serialStampLeft = lock.leftStamp
         lock.epoch = serialEpoch
         heldSerialLock = lock
         return lock

@@ -180,16 +180,24 @@ package struct WorkerState: Sendable, Equatable {
 }
 
 /// `.courier/serial.lock`, held. Its first eight bytes count the times it
-/// has been taken, each holder adding one: a holder that finds the count
-/// it left the last time knows that nobody else held the lock between,
-/// so no command created or moved a name meanwhile. The count is only
-/// compared between live processes, so it is never fsynced.
+/// has been taken, each holder adding one; the next eight are a random
+/// stamp each holder writes anew. A holder that finds the stamp it left
+/// the last time knows that nobody else held the lock between, so no
+/// command created or moved a name meanwhile. Both are only compared
+/// between live processes, so they are never fsynced.
 package final class SerialLock {
     let file: FileDescriptor
     /// The count as this holder found it, and as it left it.
     package let found: UInt64
     package let left: UInt64
-    /// How many of its session's holds so far found a count the session
+    /// The random stamp the last holder left after the count (bytes 8–15),
+    /// nil when the file had none (new, truncated, replaced, an older
+    /// courier's); and this holder's. A count alone starts again at 0 in a
+    /// new or truncated file, and could climb back to the one a session
+    /// left while others held the lock; a stamp never comes back.
+    package let foundStamp: UInt64?
+    package let leftStamp: UInt64
+    /// How many of its session's holds so far found a stamp the session
     /// had not left (another process held the lock between), this one
     /// included: what the session learnt of the state folders under a hold
     /// of an earlier epoch may be stale (`SpoolSession.serialLock`).
@@ -197,14 +205,21 @@ package final class SerialLock {
 
     init(holding file: FileDescriptor) throws(SystemError) {
         self.file = file
-        let bytes = try file.read(from: 0, upTo: 8)
-        var count: UInt64 = 0
-        if bytes.count == 8 {
-            for byte in bytes.reversed() { count = count << 8 | UInt64(byte) }
-        }
-        found = count
-        left = count &+ 1
-        let next = left
-        try file.write((0..<8).map { UInt8(truncatingIfNeeded: next >> (8 * UInt64($0))) }, at: 0)
+        let bytes = try file.read(from: 0, upTo: 16)
+        found = bytes.count >= 8 ? Self.number(bytes[0..<8]) : 0
+        foundStamp = bytes.count == 16 ? Self.number(bytes[8..<16]) : nil
+        left = found &+ 1
+        var stamp = UInt64.random(in: 1...UInt64.max)
+        if stamp == foundStamp { stamp = stamp == UInt64.max ? 1 : stamp + 1 }
+        leftStamp = stamp
+        try file.write(Self.bytes(left) + Self.bytes(leftStamp), at: 0)
+    }
+
+    private static func number(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    private static func bytes(_ number: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: number >> (8 * UInt64($0))) }
     }
 }

@@ -74,6 +74,28 @@ import Testing
         #expect(try Self.tag(spool, "a-3")?.etag == "v-a-3")
     }
 
+    @Test("a journal that cannot be opened fails the settling commit before its sent lines: the ledger says sent once")
+    func anUnopenableJournalWritesNoSentLine() throws {
+        let server = try EntityTagTests.server()
+        let spool = try EntityTagTests.spool(server)
+        try spool.dropRecord(id: "a-1", kind: "order")
+        try spool.runRound()
+        // A person makes the journal a directory (or the folder unwritable).
+        let path = spool.path + "/.courier/etags/batchy/.journal"
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        try spool.dropRecord(id: "a-3", kind: "order")
+        #expect(throws: RoundError.self) { try spool.runRound() }
+        #expect(try spool.names(in: .sending) == ["a-3@batchy.json"], "the commit moved nothing")
+        let sentLines = { try spool.ledger().filter { $0.key == "a-3" && $0.event == .sent }.count }
+        #expect(try sentLines() == 0, "a sent line for an entry the commit left in sending/")
+        try FileManager.default.removeItem(atPath: path)
+        try spool.runRound()
+        #expect(try spool.names(in: .sent) == ["a-1@batchy.json", "a-3@batchy.json"])
+        #expect(try sentLines() == 1)
+        #expect(try Self.tag(spool, "a-3")?.etag == "v-a-3")
+    }
+
     @Test("a journal grown to twice what its entities need is rewritten by the commit, every last tag kept")
     func aGrownJournalIsCompacted() throws {
         let spool = try EntityTagTests.spool(try EntityTagTests.server())

@@ -146,6 +146,42 @@ import Testing
         #expect(try count() == before + 5, "a line alone took the serial lock")
     }
 
+    @Test(
+        "a command's commit is noticed when serial.lock was removed before it and its count started again at the one the round left"
+    )
+    func aReplacedSerialLockDropsTheListing() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        var lookup = EntryLookup()
+        let left: UInt64
+        do {
+            let lock = try spool.session.serialLock()
+            lookup.locked(lock)
+            _ = try Self.lookUntilListing(&lookup, spool)
+            left = lock.left
+            lookup.unlocked()
+        }
+        // A person removes the lock file (or truncates it) between groups;
+        // the commands after it count from nothing again, up to the count
+        // the round left.
+        let lockPath = spool.path + "/.courier/" + Spool.serialLockName.description
+        try FileManager.default.removeItem(atPath: lockPath)
+        let command = try SpoolSession(path: spool.path, worker: nil)
+        for index in 1...left {
+            try command.commit(
+                Transition(newFiles: [
+                    .init(
+                        Self.record("late\(index)"), as: Self.entry("late\(index)"), in: .state(.queued),
+                        replacing: false)
+                ]))
+        }
+        #expect(SharedCommitLockTests.serialCount(spool) == left)
+        let lock = try spool.session.serialLock()
+        lookup.locked(lock)
+        #expect(!lookup.isListing, "the listing outlived commands' commits under a new serial.lock")
+        #expect(try lookup.find(Self.entry("late\(left)"), in: spool.spool)?.state == .queued)
+        withExtendedLifetime(lock) {}
+    }
+
     @Test("on a shared spool intake never lists: every other worker's commit would drop the listing")
     func sharedSpoolsLookUp() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])

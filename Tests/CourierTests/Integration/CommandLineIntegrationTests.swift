@@ -49,6 +49,24 @@ import Testing
         #expect(result.output.isEmpty)
     }
 
+    @Test(
+        "a usage error naming a word with control bytes writes them escaped: stderr is one line a terminal shows as text",
+        arguments: [
+            ["hold", "a\u{1B}[31mb"], ["release", "x\ny"], ["status", "\u{1B}]0;owned\u{07}"],
+            ["log", "--since=\u{1B}z"], ["catalog", "sync", "c\rd"], ["list", "--older-than", "1\u{7F}"],
+        ])
+    func controlBytesInUsageErrors(_ arguments: [String]) throws {
+        let result = try CourierBinary.locate().run(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.error)")
+        #expect(result.output.isEmpty)
+        let line = result.error.utf8.dropLast()
+        #expect(result.error.hasSuffix("\n"))
+        #expect(!line.contains { $0 < 0x20 || $0 == 0x7F }, "\(arguments): \(Array(result.error.utf8))")
+        #expect(
+            result.error.contains("\\x1b") || result.error.contains("\\n") || result.error.contains("\\r")
+                || result.error.contains("\\x7f"), "the word is not named: \(result.error)")
+    }
+
     @Test("global options work after the command: courier status --spool DIR")
     func globalOptionsAfterTheCommand() throws {
         let directory = TemporaryDirectory("cli")
