@@ -94,16 +94,28 @@ struct AuthorizationSettings: Sendable {
             .courier(.foregroundTimeout), .courier(.backgroundTimeout), .subscriber(.oauthScope),
         ] + Configuration.redactorKeys
     let redactor: Redactor
-    let foregroundTimeout: Duration
-    let backgroundTimeout: Duration
+    let timeouts: RoundTimeouts
 
     init(_ configuration: Configuration) {
         redactor = configuration.redactor
-        foregroundTimeout = configuration.foregroundTimeout
-        backgroundTimeout = configuration.backgroundTimeout
+        timeouts = RoundTimeouts(configuration)
     }
 
-    func timeout(in mode: RoundMode) -> Duration { mode == .foreground ? foregroundTimeout : backgroundTimeout }
+    func timeout(in mode: RoundMode) -> Duration { timeouts.timeout(in: mode) }
+}
+
+/// `foreground-timeout` and `background-timeout`: how long a request (or a
+/// token request) of a round of each mode may take.
+struct RoundTimeouts: Sendable {
+    let foreground: Duration
+    let background: Duration
+
+    init(_ configuration: Configuration) {
+        foreground = configuration.foregroundTimeout
+        background = configuration.backgroundTimeout
+    }
+
+    func timeout(in mode: RoundMode) -> Duration { mode == .foreground ? foreground : background }
 }
 
 /// Admission counts holds of configured subscribers only.
@@ -191,19 +203,17 @@ struct DeliveryPassSettings: Sendable {
     ]
     let subscribers: [Subscriber]
     let deviceID: String
-    let foregroundTimeout: Duration
-    let backgroundTimeout: Duration
+    let timeouts: RoundTimeouts
 
     init(_ configuration: Configuration) {
         subscribers = configuration.subscribers
         deviceID = configuration.deviceID
-        foregroundTimeout = configuration.foregroundTimeout
-        backgroundTimeout = configuration.backgroundTimeout
+        timeouts = RoundTimeouts(configuration)
     }
 
     func subscriber(named name: SubscriberName) -> Subscriber? { subscribers.first { $0.name == name } }
 
-    func timeout(in mode: RoundMode) -> Duration { mode == .foreground ? foregroundTimeout : backgroundTimeout }
+    func timeout(in mode: RoundMode) -> Duration { timeouts.timeout(in: mode) }
 }
 
 /// Every stage's settings, built once when a round is made.

@@ -25,6 +25,17 @@ import Testing
         throw TestFailure("no listing after 10,000 lookups")
     }
 
+    /// A lookup that has listed the folders under one hold of the round's
+    /// serial lock, and left it.
+    static func listed(_ spool: TemporarySpool) throws -> EntryLookup {
+        var lookup = EntryLookup()
+        let lock = try spool.session.serialLock()
+        lookup.locked(lock)
+        _ = try lookUntilListing(&lookup, spool)
+        lookup.unlocked()
+        return lookup
+    }
+
     @Test("after lookups worth a listing, the state folders are listed once, and names are answered from it exactly")
     func listsWhenListingIsCheaper() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
@@ -51,13 +62,7 @@ import Testing
     @Test("a name a command makes between two intake groups is found: its commit held the serial lock")
     func aCommandBetweenGroupsDropsTheListing() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-        var lookup = EntryLookup()
-        do {
-            let lock = try spool.session.serialLock()
-            lookup.locked(lock)
-            _ = try Self.lookUntilListing(&lookup, spool)
-            lookup.unlocked()
-        }
+        var lookup = try Self.listed(spool)
         // A group with nobody between keeps its listing.
         do {
             let lock = try spool.session.serialLock()
@@ -88,13 +93,7 @@ import Testing
     @Test("the round's own commits between intake groups keep its listing")
     func ownCommitsKeepTheListing() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-        var lookup = EntryLookup()
-        do {
-            let lock = try spool.session.serialLock()
-            lookup.locked(lock)
-            _ = try Self.lookUntilListing(&lookup, spool)
-            lookup.unlocked()
-        }
+        var lookup = try Self.listed(spool)
         let before = SharedCommitLockTests.serialCount(spool)
         try Self.roundCommit(spool, "own")
         #expect(SharedCommitLockTests.serialCount(spool) == before + 1, "the round's commit did not hold the lock")
@@ -107,13 +106,7 @@ import Testing
     @Test("a command's commit is noticed even when the round's own commit took the lock after it")
     func aCommandBeforeTheRoundsCommitDropsTheListing() throws {
         let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-        var lookup = EntryLookup()
-        do {
-            let lock = try spool.session.serialLock()
-            lookup.locked(lock)
-            _ = try Self.lookUntilListing(&lookup, spool)
-            lookup.unlocked()
-        }
+        var lookup = try Self.listed(spool)
         let command = try SpoolSession(path: spool.path, worker: nil)
         try command.commit(
             Transition(newFiles: [
