@@ -45,8 +45,22 @@ import Testing
 
     /// One mutation of a seed: flip, insert, delete, splice or truncate.
     static func mutate(_ input: [UInt8], _ random: inout Generator) -> [UInt8] {
+        mutate(input, &random, edits: 4, alphabet: alphabet) { bytes, at, random in
+            let other = random.pick(seeds)
+            let from = random.below(other.count)
+            bytes.insert(contentsOf: other[from..<min(other.count, from + random.below(20) + 1)], at: at)
+        }
+    }
+
+    /// Up to `edits` + 1 edits of `input`, each setting or inserting a byte
+    /// of `alphabet`, removing one, cutting the rest off, `splice` (the
+    /// fuzzed format's own), or flipping bits of one.
+    static func mutate(
+        _ input: [UInt8], _ random: inout Generator, edits: Int, alphabet: [UInt8],
+        splice: (inout [UInt8], Int, inout Generator) -> Void
+    ) -> [UInt8] {
         var bytes = input
-        for _ in 0...random.below(4) {
+        for _ in 0...random.below(edits) {
             guard !bytes.isEmpty else { break }
             let at = random.below(bytes.count)
             switch random.below(6) {
@@ -54,10 +68,7 @@ import Testing
             case 1: bytes.insert(random.pick(alphabet), at: at)
             case 2: bytes.remove(at: at)
             case 3: bytes = Array(bytes.prefix(at))
-            case 4:
-                let other = random.pick(seeds)
-                let from = random.below(other.count)
-                bytes.insert(contentsOf: other[from..<min(other.count, from + random.below(20) + 1)], at: at)
+            case 4: splice(&bytes, at, &random)
             default: bytes[at] ^= UInt8(truncatingIfNeeded: random.next())
             }
         }

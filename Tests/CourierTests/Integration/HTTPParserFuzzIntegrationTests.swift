@@ -41,20 +41,9 @@ import Testing
         Array(" :\t\r\n,+-0123456789/HTTP.aZ".utf8) + [0x00, 0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF]
 
     static func mutate(_ input: [UInt8], _ random: inout FuzzTests.Generator) -> [UInt8] {
-        var bytes = input
-        for _ in 0...random.below(3) {
-            guard !bytes.isEmpty else { break }
-            let at = random.below(bytes.count)
-            switch random.below(6) {
-            case 0: bytes[at] = random.pick(alphabet)
-            case 1: bytes.insert(random.pick(alphabet), at: at)
-            case 2: bytes.remove(at: at)
-            case 3: bytes = Array(bytes.prefix(at))
-            case 4: bytes.insert(contentsOf: random.pick(lines), at: lineStart(in: bytes, near: at))
-            default: bytes[at] ^= UInt8(truncatingIfNeeded: random.next())
-            }
+        FuzzTests.mutate(input, &random, edits: 3, alphabet: alphabet) { bytes, at, random in
+            bytes.insert(contentsOf: random.pick(lines), at: lineStart(in: bytes, near: at))
         }
-        return bytes
     }
 
     /// The start of the line after `index` (a place to splice a header in).
