@@ -2,13 +2,13 @@ import CourierSpool
 import Glibc
 import Synchronization
 
-/// The thread a delivery pass's group commits run on, so that the HTTP
-/// loop keeps starting and collecting requests while one commit writes and
-/// fsyncs the ledger, renames out of `sending/` and fsyncs the folders.
-/// One commit at a time, in the order handed, each through
-/// `SpoolSession.commit` and holding the `SessionGate`; the loop hands the
-/// next only after it has taken the previous one's outcome, so commits of
-/// the session never overlap and never reorder.
+/// The thread a delivery pass's commits run on — its group commits and its
+/// intake groups' — so that the HTTP loop keeps starting and collecting
+/// requests while one commit writes and fsyncs the ledger, renames and
+/// fsyncs the folders. One commit at a time, in the order handed, each
+/// through `SpoolSession.commit` and holding the `SessionGate`; the loop
+/// hands the next only after it has taken the previous one's outcome, so
+/// commits of the session never overlap and never reorder.
 final class CommitThread {
     /// What the commit said: the warnings for moves a person beat it to,
     /// or the error that stopped it.
@@ -55,10 +55,10 @@ final class CommitThread {
         }
     }
 
-    /// Starts committing `transition`. The previous commit's outcome must
-    /// have been taken (`wait` or `poll`).
-    func hand(_ transition: Transition, of session: SpoolSession) {
-        shared.state.withLock { $0.job = Job(session: session, transition: transition) }
+    /// Starts `work`, one or more commits of the session. The previous
+    /// job's outcome must have been taken (`wait` or `poll`).
+    func hand(_ work: @escaping () -> Outcome) {
+        shared.state.withLock { $0.job = Job(work: work) }
         sem_post(shared.work)
     }
 
@@ -82,13 +82,13 @@ final class CommitThread {
         pthread_join(thread, nil)
     }
 
-    /// A commit to carry out. `@unchecked Sendable`: made on the loop's
+    /// Commits to carry out. `@unchecked Sendable`: made on the loop's
     /// thread and handed whole to the commit thread; the loop keeps no
-    /// part of the transition, and it uses the session (not made for two
+    /// part of what it captures (a transition, an intake group and its
+    /// hold of the serial lock), and it uses the session (not made for two
     /// threads) only while it holds the gate, as the commit thread does.
     private struct Job: @unchecked Sendable {
-        let session: SpoolSession
-        let transition: Transition
+        let work: () -> Outcome
     }
 
     /// `@unchecked Sendable`: besides `state`, which its Mutex guards, it
@@ -137,14 +137,18 @@ final class CommitThread {
             pthread_sigmask(SIG_BLOCK, &signals, nil)
             while true {
                 while sem_wait(work) != 0 {}
-                let job = state.withLock { state in
+                var job = state.withLock { state in
                     let job = state.job
                     state.job = nil
                     return job
                 }
-                guard let job else { return }
+                guard job != nil else { return }
                 gate.hold {
-                    let outcome = CommitThread.carryOut(job.transition, in: job.session)
+                    let outcome = job?.work() ?? .success([])
+                    // What the job held goes with the gate still held: an
+                    // intake group's hold of the serial lock is session
+                    // state.
+                    job = nil
                     state.withLock { $0.outcome = outcome }
                 }
                 sem_post(done)

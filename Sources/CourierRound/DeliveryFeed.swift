@@ -56,6 +56,18 @@ final class DeliveryFeed {
 
     private let stream: DirectoryStream
     private let intake: IntakeSession?
+    /// Where intake groups are committed, on the commit thread; nil: here.
+    private let commits: GroupCommit?
+    /// Intake groups handed to `commits` and not committed yet, and the
+    /// entries and bytes they will add: counted against the read-ahead
+    /// limits as if they were here.
+    private(set) var intakeGroupsOut = 0
+    private var arriving = 0
+    private var arrivingBytes = 0
+    /// Where entries a committed intake group took into `sending/` go
+    /// (the pass's check that their subscriber is still sent to); by
+    /// default into the feed.
+    var arrived: ([DeliveryItem]) -> Void = { _ in }
     private var buffered: [SubscriberName: Queue] = [:]
     private(set) var done = false
     private(set) var count = 0
@@ -73,18 +85,27 @@ final class DeliveryFeed {
     /// Bytes of claimed items read ahead of free slots.
     static let byteLimit = 8 << 20
 
+    /// Groups handed and not committed at once, at most: reading goes on
+    /// while one commits and the next fills.
+    static let intakeGroupsAhead = 2
+
     /// Without `intake`, dropped files are passed over (tests of delivery
-    /// alone).
-    init(spool: Spool, intake: IntakeSession? = nil) throws(RoundError) {
+    /// alone). With `commits`, intake groups commit there while the feed
+    /// reads on; their entries come back through `arrived`.
+    init(spool: Spool, intake: IntakeSession? = nil, commits: GroupCommit? = nil) throws(RoundError) {
         do { stream = try spool.directory(.queued).entries() } catch {
             throw .spool(SpoolError(error))
         }
         self.intake = intake
+        self.commits = commits
+        arrived = { [unowned self] items in add(items) }
     }
 
-    var isEmpty: Bool { done && count == 0 }
+    var isEmpty: Bool { done && count == 0 && intakeGroupsOut == 0 }
     /// Nothing more will be read this time: the end, or a read-ahead limit.
-    var isSaturated: Bool { done || count >= Self.limit || bytes >= Self.byteLimit }
+    var isSaturated: Bool {
+        done || count + arriving >= Self.limit || bytes + arrivingBytes >= Self.byteLimit
+    }
 
     func waiting(for subscriber: SubscriberName) -> Int { buffered[subscriber]?.count ?? 0 }
 
@@ -130,7 +151,9 @@ final class DeliveryFeed {
         unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true },
         sendNow: (EntryName) -> Bool = { _ in true }
     ) throws(RoundError) {
-        while !done && !isSaturated && (hungry() || intake?.hasPending == true) {
+        while !done && !isSaturated && intakeGroupsOut < Self.intakeGroupsAhead
+            && (hungry() || intake?.hasPending == true)
+        {
             let name: FileName?
             do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
             guard let name else {
@@ -166,16 +189,32 @@ final class DeliveryFeed {
 
     private func commitIntake(sendNow: (EntryName) -> Bool) throws(RoundError) {
         guard let intake else { return }
-        let claimed: [DeliveryItem]
-        do {
-            claimed = try intake.commit(sendNow: { entry in
-                if sendNow(entry) { return true }
-                passOver(entry)
-                return false
-            })
-        } catch {
-            throw .spool(error)
+        let sendsNow = { (entry: EntryName) in
+            if sendNow(entry) { return true }
+            self.passOver(entry)
+            return false
         }
+        guard let commits else {
+            do { add(try intake.commit(sendNow: sendsNow)) } catch { throw .spool(error) }
+            return
+        }
+        guard let handing = intake.plan(sendNow: sendsNow) else { return }
+        let expected = handing.claimed
+        intakeGroupsOut += 1
+        arriving += expected.items
+        arrivingBytes += expected.bytes
+        try intake.hand(
+            handing, to: commits,
+            arrived: { [unowned self] items in
+                intakeGroupsOut -= 1
+                arriving -= expected.items
+                arrivingBytes -= expected.bytes
+                arrived(items)
+            })
+    }
+
+    /// Entries intake took straight into `sending/`, with their bytes.
+    func add(_ claimed: [DeliveryItem]) {
         for item in claimed {
             append(.claimed(item))
             bytes += item.body.count

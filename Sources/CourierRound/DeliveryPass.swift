@@ -74,13 +74,13 @@ final class DeliveryPass {
         self.log = log
         let spool = session.spool
         intake = IntakeSession(intake: Intake(session: session, settings: stages.intake, round: round))
-        feed = try DeliveryFeed(spool: spool, intake: intake)
+        commits = GroupCommit(session: session, log: log)
+        feed = try DeliveryFeed(spool: spool, intake: intake, commits: commits)
         claimer = Claimer(session: session, settings: stages.claim, round: round, log: log)
         builder = RequestBuilder(stages.requests, session: round)
         settler = Settler(
             round: round, mode: mode, backoff: stages.settle.backoff, redactor: stages.settle.redactor, jitter: jitter,
             schedules: schedules)
-        commits = GroupCommit(session: session, log: log)
         batchSizes = BatchSizes(stages.batchSizes, spool: spool)
         authorization = DeliveryAuthorization(
             session: session, settings: stages.authorization, log: log, round: round, mode: mode)
@@ -96,6 +96,7 @@ final class DeliveryPass {
             if let subscriber = SubscriberName(name) { admission.stop(subscriber, leaving: 0) }
         }
         breaker = Breaker(stages.breaker)
+        feed.arrived = { [unowned self] items in arrive(items) }
         // Tokens come before the serial lock: one slow token endpoint must
         // not hold every worker's intake.
         intake.beforeSerialLock = { [authorization, admission, settings] in
@@ -134,7 +135,10 @@ final class DeliveryPass {
                 // is only read to count what stays (and to set aside the
                 // entries of subscribers no longer configured).
                 if !settings.subscribers.contains(where: { admission.isOpen($0.name) }) {
-                    try fill(while: { true })
+                    repeat {
+                        try fill(while: { true })
+                        if feed.intakeGroupsOut > 0 { try commits.waitForRunning() }
+                    } while feed.intakeGroupsOut > 0 || (!feed.done && !feed.isSaturated)
                     break
                 }
             }
@@ -142,9 +146,20 @@ final class DeliveryPass {
             // wait, so what waits in sending/ is committed first. A collect
             // that happens to finish every request in flight is no reason:
             // the next requests start before the pass looks again.
-            if inFlight.isEmpty { try commits.commit() }
+            if inFlight.isEmpty {
+                try commits.commit()
+                // What is to be sent next is an intake group still being
+                // committed: wait for it, not for an answer.
+                if feed.intakeGroupsOut > 0 {
+                    try commits.waitForRunning()
+                    continue
+                }
+            }
             let now = clock()
             var wait: Duration = .seconds(1)
+            // An intake group being committed: its entries start as soon
+            // as it is done, not at the next answer.
+            if feed.intakeGroupsOut > 0 { wait = min(wait, .milliseconds(1)) }
             if let soonest = waiting.map(\.due).min() { wait = min(wait, max(.zero, soonest - now)) }
             if let deadline = commits.deadline { wait = min(wait, max(.zero, deadline - now)) }
             let finished: [(tag: Int, response: DeliveryResponse)]
@@ -186,7 +201,7 @@ final class DeliveryPass {
     private func fill(while hungry: () -> Bool) throws(RoundError) {
         // Most turns have nothing to read: they do not wait for a commit.
         guard intake.hasPending || (!feed.done && !feed.isSaturated && hungry()) else { return }
-        try commits.exclusive { () throws(RoundError) in
+        func read() throws(RoundError) {
             try feed.fill(
                 while: hungry,
                 isConfigured: { settings.subscriber(named: $0) != nil },
@@ -194,6 +209,34 @@ final class DeliveryPass {
                     if try claimer.setAsideUnconfigured(entry) { noteAttention(entry) }
                 },
                 admit: admission.admit, sendNow: sendsNow)
+        }
+        // With requests in flight the loop has answers to see to: it reads
+        // when no commit holds the session, and waits for none.
+        if !inFlight.isEmpty {
+            _ = try commits.exclusiveIfFree(read)
+        } else {
+            try commits.exclusive(read)
+        }
+    }
+
+    /// Entries a committed intake group took into `sending/`: into the
+    /// feed, or, for a subscriber the breaker stopped since the group was
+    /// planned, back to `queued/` as `stop` puts back what was read ahead.
+    private func arrive(_ items: [DeliveryItem]) {
+        var stopped: [SubscriberName: [DeliveryFeed.Item]] = [:]
+        var open: [DeliveryItem] = []
+        for item in items {
+            if admission.isOpen(item.entry.subscriber) {
+                open.append(item)
+            } else {
+                stopped[item.entry.subscriber, default: []].append(.claimed(item))
+            }
+        }
+        feed.add(open)
+        for (name, left) in stopped {
+            guard let subscriber = settings.subscriber(named: name) else { continue }
+            admission.stop(name, leaving: left.count)
+            putBack(left, subscriber: subscriber, because: "\(name) not answering")
         }
     }
 

@@ -1,21 +1,37 @@
 import CourierPosix
 import CourierSpool
 
-/// The group commit of a delivery pass: finished items wait in `sending/`
+/// The commits of a delivery pass. Finished items wait in `sending/`
 /// (their slots already reused) while their transitions gather, until
 /// `size` ledger lines are ready or the oldest has waited `delay`; then one
 /// commit covers them all: one ledger write and fsync, the renames out of
 /// `sending/`, one fsync per folder. The ledger line is always on disk
 /// before the rename it records, and so is an etag the server gave for the
-/// item's entity.
+/// item's entity. Intake's groups are committed here too (`handIntake`):
+/// their entries reach the pass once their commit is done.
 ///
-/// The commit runs on a thread of its own (`CommitThread`) while the pass
-/// gathers the next one: the loop waits only when the next is due and the
-/// previous still runs, and at the end of the pass. Every other use of the
-/// session by the pass goes through `exclusive`, so the session has one
-/// user at a time (`SessionGate`), and a commit that failed meanwhile is
-/// the pass's error before it does anything more with the spool.
+/// Commits run on a thread of its own (`CommitThread`), one at a time in
+/// the order handed, while the pass goes on: what is handed while one runs
+/// waits in a queue (a group commit handed while another waits there joins
+/// it). The loop waits only when it has nothing else to do, and at the end
+/// of the pass. Every other use of the session by the pass goes through
+/// `exclusive`, so the session has one user at a time (`SessionGate`), and
+/// a commit that failed meanwhile is the pass's error before it does
+/// anything more with the spool.
 final class GroupCommit {
+    /// Commits handed and not carried out yet, in order.
+    private enum Job {
+        /// What the group commits gathered.
+        case settle(Transition)
+        /// An intake group: its commits, and what the pass does once they
+        /// are done.
+        case intake(work: () -> CommitThread.Outcome, done: () -> Void)
+
+        var isSettle: Bool {
+            if case .settle = self { true } else { false }
+        }
+    }
+
     private let session: SpoolSession
     private let log: EventLog
     private var gathered = Transition()
@@ -25,14 +41,17 @@ final class GroupCommit {
     /// Started by the first commit: a pass with nothing to commit makes none.
     private var thread: CommitThread?
     private var threadFailed = false
-    /// A commit was handed and its outcome not taken yet.
-    private var running = false
+    private var queue: [Job] = []
+    /// A job is out on the thread, its outcome not taken yet; with what to
+    /// do after it, for an intake group. (Only that: what the job captured
+    /// goes on the thread, under the gate.)
+    private var running: (() -> Void)??
 
     static let size = 256
     /// Each commit costs a ledger fsync and one per folder: at 10 ms a
     /// busy round committed every 17 items or so, and spent more time in
     /// fsync than in curl. A crash loses at most this much of settled
-    /// state (and the commit still running), which the next round sends
+    /// state (and the commits still queued), which the next round sends
     /// again under the same keys.
     static let delay: Duration = .milliseconds(100)
 
@@ -51,6 +70,9 @@ final class GroupCommit {
     /// When the commit must happen at the latest, if anything waits.
     var deadline: MonotonicInstant? { oldest.map { $0 + Self.delay } }
 
+    /// A commit runs or waits to run.
+    var isBusy: Bool { running != nil || !queue.isEmpty }
+
     /// Due when full or old enough. (The pass also commits when it has
     /// nothing in flight after starting what it can, rather than wait.)
     func isDue(at now: MonotonicInstant) -> Bool {
@@ -58,54 +80,61 @@ final class GroupCommit {
         return gathered.lines.count >= Self.size || now - oldest >= Self.delay
     }
 
-    /// Hands what has gathered to the commit thread, after the previous
-    /// commit has finished.
+    /// Hands what has gathered to the commit thread. One group commit
+    /// waits in the queue at most: a second waits for the thread first.
+    /// (They are never merged: how many commits a round makes does not
+    /// depend on how fast the thread is, which the fault sweep counts on.)
     func commit() throws(RoundError) {
         guard !gathered.isEmpty else { return }
-        if running, let thread {
-            running = false
-            try report(thread.wait())
-        }
-        if thread == nil && !threadFailed {
-            thread = CommitThread.start(gate: gate)
-            threadFailed = thread == nil
-        }
+        while queue.contains(where: \.isSettle) { try waitForRunning() }
         let transition = gathered
         gathered = Transition()
         oldest = nil
-        guard let thread else {
-            try gate.hold { () throws(RoundError) in try report(CommitThread.carryOut(transition, in: session)) }
-            return
-        }
-        thread.hand(transition, of: session)
-        running = true
+        queue.append(.settle(transition))
+        try pump()
+    }
+
+    /// Hands an intake group's commits (`work`, on the commit thread,
+    /// holding the gate); `done` runs on the loop once they succeeded.
+    func handIntake(_ work: @escaping () -> CommitThread.Outcome, done: @escaping () -> Void) throws(RoundError) {
+        queue.append(.intake(work: work, done: done))
+        try pump()
     }
 
     /// The end of the pass: everything gathered is committed, and the
     /// last commit has finished.
     func finish() throws(RoundError) {
-        try commit()
-        if running, let thread {
-            running = false
-            try report(thread.wait())
+        // An intake group done meanwhile may put entries back (`DeliveryPass.arrive`).
+        while isBusy || !gathered.isEmpty {
+            try commit()
+            try waitForRunning()
         }
     }
 
     /// The pass stopped on `error`: the commit still running finishes,
     /// and if it failed, its error is the pass's (it was handed before the
-    /// pass went on).
+    /// pass went on). What waits in the queue is not carried out: its
+    /// items stay in `sending/` and its dropped files in `queued/`, for the
+    /// next round.
     func abandon(after error: RoundError) -> RoundError {
-        guard running, let thread else { return error }
-        running = false
+        queue.removeAll()
+        guard running != nil, let thread else { return error }
+        running = nil
         do { try report(thread.wait()) } catch let failed { return failed }
         return error
     }
 
     /// The last commit's warnings and error, if it has finished; no wait.
     func check() throws(RoundError) {
-        guard running, let thread, let outcome = thread.poll() else { return }
-        running = false
-        try report(outcome)
+        guard running != nil, let thread, let outcome = thread.poll() else { return }
+        try finished(outcome)
+    }
+
+    /// Waits for the commit running, if one is, and hands the next.
+    func waitForRunning() throws(RoundError) {
+        if running == nil { try pump() }
+        guard running != nil, let thread else { return }
+        try finished(thread.wait())
     }
 
     /// `body` uses the session: it waits for a commit running meanwhile,
@@ -117,11 +146,58 @@ final class GroupCommit {
         }
     }
 
+    /// `body` as `exclusive` does, only if no commit holds the session
+    /// now; false when it did not run (the loop has requests to see to
+    /// meanwhile).
+    func exclusiveIfFree(_ body: () throws(RoundError) -> Void) throws(RoundError) -> Bool {
+        try gate.holdIfFree { () throws(RoundError) in
+            try check()
+            try body()
+        }
+    }
+
     /// `body`, only while no commit is out (the progress file, which can
     /// wait for a later turn of the loop).
     func whenIdle(_ body: () -> Void) {
-        guard !running else { return }
+        guard !isBusy else { return }
         gate.hold(body)
+    }
+
+    /// The running job's outcome taken: its warnings logged, its error
+    /// thrown, an intake group's entries passed on; then the next job.
+    private func finished(_ outcome: CommitThread.Outcome) throws(RoundError) {
+        let done = running ?? nil
+        running = nil
+        try report(outcome)
+        done?()
+        try pump()
+    }
+
+    /// Hands the first job in the queue if none runs. Without a thread
+    /// (the system's limit) each is carried out here, holding the gate.
+    private func pump() throws(RoundError) {
+        while running == nil, !queue.isEmpty {
+            if thread == nil && !threadFailed {
+                thread = CommitThread.start(gate: gate)
+                threadFailed = thread == nil
+            }
+            let work: () -> CommitThread.Outcome
+            var done: (() -> Void)?
+            switch queue.removeFirst() {
+            case .settle(let transition):
+                work = { [session] in CommitThread.carryOut(transition, in: session) }
+            case .intake(let intake, let then):
+                work = intake
+                done = then
+            }
+            guard let thread else {
+                try gate.hold { () throws(RoundError) in try report(work()) }
+                done?()
+                continue
+            }
+            thread.hand(work)
+            running = .some(done)
+        }
     }
 
     private func report(_ outcome: CommitThread.Outcome) throws(RoundError) {

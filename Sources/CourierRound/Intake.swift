@@ -20,6 +20,16 @@ package struct IntakeReport: Sendable, Equatable {
     /// Route records kept in `awaitingRoute/`, and workouts put there to
     /// wait for theirs: the routes step has work after intake.
     package var routesKept = 0
+
+    mutating func add(_ counts: IntakeReport) {
+        accepted += counts.accepted
+        invalid += counts.invalid
+        duplicates += counts.duplicates
+        settling += counts.settling
+        flagged += counts.flagged
+        groups += counts.groups
+        routesKept += counts.routesKept
+    }
 }
 
 /// Intake, the first stage after recovery (Postfix's pickup and cleanup):
@@ -31,6 +41,8 @@ package struct Intake {
     let session: SpoolSession
     let settings: IntakeSettings
     let round: RoundID
+    /// Whose files are not a producer's (`Accepted.isForeign`).
+    let ownUser = geteuid()
 
     var spool: Spool { session.spool }
 
@@ -58,10 +70,12 @@ package struct Intake {
         /// New entries; the first takes the dropped file by rename.
         let entries: [EntryName]
         let duplicates: [(EntryName, SpoolState)]
+        /// Dropped by another user (a member of the producers group).
+        let isForeign: Bool
 
         init(
             name: FileName, file: FileDescriptor, readAs: FileStatus?, record: Record, target: SpoolState,
-            entries: [EntryName], duplicates: [(EntryName, SpoolState)]
+            entries: [EntryName], duplicates: [(EntryName, SpoolState)], ownUser: uid_t
         ) {
             self.name = name
             self.file = file
@@ -70,6 +84,7 @@ package struct Intake {
             self.target = target
             self.entries = entries
             self.duplicates = duplicates
+            isForeign = readAs.map { $0.owner != ownUser } ?? false
         }
     }
 
@@ -96,9 +111,11 @@ package struct Intake {
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
+    /// `planned`: the entries of the group this file joins; `committing`:
+    /// those of groups handed to a commit that has not finished.
     func take(
-        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]], lookup: inout EntryLookup,
-        into report: inout IntakeReport
+        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]],
+        committing: [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
     )
         throws(SpoolError) -> Accepted?
     {
@@ -107,7 +124,7 @@ package struct Intake {
         case .chosen(let subscribers):
             return try plan(
                 name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned,
-                lookup: &lookup, into: &report)
+                committing: committing, lookup: &lookup, into: &report)
         case .route(let workout):
             try keepRoute(record, for: workout, from: name, report: &report)
             return nil
@@ -205,13 +222,15 @@ package struct Intake {
     /// file (a conflict on any subscriber leaves it untouched for a person).
     private func plan(
         _ name: FileName, file: FileDescriptor, readAs: FileStatus?, record: Record, for subscribers: [Subscriber],
-        planned: inout [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
+        planned: inout [EntryName: [UInt8]], committing: [EntryName: [UInt8]], lookup: inout EntryLookup,
+        into report: inout IntakeReport
     ) throws(SpoolError) -> Accepted? {
         var entries: [EntryName] = []
         var duplicates: [(EntryName, SpoolState)] = []
         for subscriber in subscribers {
             let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
-            guard let existing = try existing(entry, planned: planned, lookup: &lookup) else {
+            guard let existing = try existing(entry, planned: planned, committing: committing, lookup: &lookup)
+            else {
                 entries.append(entry)
                 continue
             }
@@ -231,16 +250,17 @@ package struct Intake {
         return Accepted(
             name: name, file: file, readAs: readAs, record: record,
             target: record.awaitRoute ? .awaitingRoute : .queued,
-            entries: entries, duplicates: duplicates)
+            entries: entries, duplicates: duplicates, ownUser: ownUser)
     }
 
     /// An entry of the same name, in this round's earlier files or in any
     /// state folder (another worker's claims too, on a shared spool); one
     /// that cannot be read counts as different bytes.
-    private func existing(_ entry: EntryName, planned: [EntryName: [UInt8]], lookup: inout EntryLookup)
-        throws(SpoolError) -> (bytes: [UInt8], place: String, state: SpoolState?)?
-    {
-        if let earlier = planned[entry] { return (earlier, "an earlier file of this round", nil) }
+    private func existing(
+        _ entry: EntryName, planned: [EntryName: [UInt8]], committing: [EntryName: [UInt8]],
+        lookup: inout EntryLookup
+    ) throws(SpoolError) -> (bytes: [UInt8], place: String, state: SpoolState?)? {
+        if let earlier = planned[entry] ?? committing[entry] { return (earlier, "an earlier file of this round", nil) }
         guard let (state, folder) = try lookup.find(entry.fileName, in: spool) else { return nil }
         let place = folder.displayPath(of: entry.fileName)
         switch spool.readChecked(entry.fileName, in: folder, limit: settings.maxRecordSize) {

@@ -19,12 +19,33 @@ struct IntakeCommit {
     let session: SpoolSession
     let round: RoundID
 
-    /// Returns the entries that went to `sending/`, with their bytes.
+    /// A group's commit, planned: what `carryOut` does, and what the group
+    /// comes to once it is done.
+    struct Plan {
+        let transition: Transition
+        /// For the entries whose dropped file a person moved away meanwhile.
+        let group: [Intake.Accepted]
+        /// The entries that go to `sending/`, with their bytes.
+        let claimed: [DeliveryItem]
+        /// What the group adds to the intake report.
+        let counts: IntakeReport
+    }
+
+    /// Commits the group here and now. Returns the entries that went to
+    /// `sending/`, with their bytes.
     func commit(_ group: [Intake.Accepted], sendNow: (EntryName) -> Bool, into report: inout IntakeReport)
         throws(SpoolError) -> [DeliveryItem]
     {
         guard !group.isEmpty else { return [] }
-        report.groups += 1
+        let plan = plan(group, sendNow: sendNow)
+        try Self.carryOut(plan, in: session)
+        report.add(plan.counts)
+        return plan.claimed
+    }
+
+    /// The group's transition and what it comes to; nothing is changed
+    /// yet. `sendNow` is asked here, on the pass's thread.
+    func plan(_ group: [Intake.Accepted], sendNow: (EntryName) -> Bool) -> Plan {
         let now = Timestamp.now()
         // Asked once per entry: the answer may count what stays queued. The
         // dropped file itself goes to sending/ only if nobody has written to
@@ -71,27 +92,31 @@ struct IntakeCommit {
                     accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
                     expected: accepted.readAs))
         }
-        let committed = try session.commit(transition)
-        // A person who moved a dropped file away meanwhile (or renamed
-        // another over its name) does not lose the record: its bytes, read
-        // and checked, are written as the entry.
-        var rewritten = Transition()
-        for move in committed.vanished {
-            guard let accepted = group.first(where: { $0.name == move.name }) else { continue }
-            rewritten.newFiles.append(.init(accepted.record.bytes, as: move.newName, in: move.to, replacing: false))
-        }
-        try session.commit(rewritten)
-
+        var counts = IntakeReport()
+        counts.groups = 1
         var claimed: [DeliveryItem] = []
         for (accepted, targets) in zip(group, targets) {
-            report.accepted += accepted.entries.count
-            report.duplicates += accepted.duplicates.count
-            if accepted.target == .awaitingRoute { report.routesKept += 1 }
+            counts.accepted += accepted.entries.count
+            counts.duplicates += accepted.duplicates.count
+            if accepted.target == .awaitingRoute { counts.routesKept += 1 }
             for (entry, target) in zip(accepted.entries, targets) where target == .sending {
                 claimed.append(DeliveryItem(entry: entry, body: accepted.record.bytes, fields: accepted.record.outbox))
             }
         }
-        return claimed
+        return Plan(transition: transition, group: group, claimed: claimed, counts: counts)
+    }
+
+    /// The planned commit, and the entries a person moved the dropped
+    /// file of meanwhile (or renamed another over its name), written from
+    /// the bytes read and checked: the record is not lost.
+    static func carryOut(_ plan: Plan, in session: SpoolSession) throws(SpoolError) {
+        let committed = try session.commit(plan.transition)
+        var rewritten = Transition()
+        for move in committed.vanished {
+            guard let accepted = plan.group.first(where: { $0.name == move.name }) else { continue }
+            rewritten.newFiles.append(.init(accepted.record.bytes, as: move.newName, in: move.to, replacing: false))
+        }
+        try session.commit(rewritten)
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.
@@ -115,9 +140,6 @@ struct IntakeCommit {
 extension Intake.Accepted {
     /// The dropped file has the size and time it had when its bytes were
     /// read (checked just before the group commits).
-    /// Dropped by another user (a member of the producers group).
-    var isForeign: Bool { readAs.map { $0.owner != geteuid() } ?? false }
-
     var isUnchanged: Bool {
         guard let before = readAs, let now = try? file.status() else { return false }
         return now.size == before.size && now.modified == before.modified && now.size == record.bytes.count

@@ -11,9 +11,14 @@ final class IntakeSession {
     private let intake: Intake
     private var group: [Intake.Accepted] = []
     private var groupBytes = 0
-    /// Entries this group will make, for duplicates within the group;
-    /// earlier groups' entries are on disk by the time the next is planned.
+    /// Entries this group will make, for duplicates within the group.
     private var planned: [EntryName: [UInt8]] = [:]
+    /// Entries of groups handed to the commit thread whose commit has not
+    /// finished: not on disk yet, and duplicates of them are duplicates.
+    /// Earlier groups' entries are on disk.
+    private var committing: [EntryName: [UInt8]] = [:]
+    /// Groups handed and not committed yet, oldest first: their entries.
+    private var handed: [[EntryName]] = []
     private(set) var report = IntakeReport()
     /// Held from a group's first file to its commit: the duplicate check
     /// and the entries it decides on are one step between workers (and a
@@ -45,7 +50,9 @@ final class IntakeSession {
             lookup.locked(lock)
             serial = lock
         }
-        guard let accepted = try intake.take(name, kind: kind, planned: &planned, lookup: &lookup, into: &report)
+        guard
+            let accepted = try intake.take(
+                name, kind: kind, planned: &planned, committing: committing, lookup: &lookup, into: &report)
         else {
             if group.isEmpty { unlock() }
             return
@@ -58,12 +65,7 @@ final class IntakeSession {
     /// and come back as claimed items; the rest go to `queued/` (workouts
     /// waiting for a route to `awaitingRoute/`).
     func commit(sendNow: (EntryName) -> Bool = { _ in false }) throws(SpoolError) -> [DeliveryItem] {
-        defer {
-            group.removeAll(keepingCapacity: true)
-            planned.removeAll(keepingCapacity: true)
-            groupBytes = 0
-            unlock()
-        }
+        defer { groupEnded() }
         let claimed = try IntakeCommit(session: intake.session, round: intake.round)
             .commit(group, sendNow: sendNow, into: &report)
         for accepted in group {
@@ -72,9 +74,85 @@ final class IntakeSession {
         return claimed
     }
 
+    /// A group planned and not handed yet (`hand`).
+    struct Handing {
+        fileprivate let plan: IntakeCommit.Plan
+        fileprivate let hold: SerialLock?
+
+        /// Entries that will go to `sending/`, and their bytes.
+        var claimed: (items: Int, bytes: Int) {
+            (plan.claimed.count, plan.claimed.reduce(0) { $0 + $1.body.count })
+        }
+    }
+
+    /// Plans the group's commit, to be handed to the commit thread
+    /// (`hand`), and starts the next group: it may fill meanwhile, under
+    /// the same hold of the serial lock, which the plan keeps until its
+    /// commit is done. Nil for an empty group.
+    func plan(sendNow: (EntryName) -> Bool) -> Handing? {
+        guard !group.isEmpty else {
+            unlock()
+            return nil
+        }
+        let plan = IntakeCommit(session: intake.session, round: intake.round).plan(group, sendNow: sendNow)
+        let entries = group.flatMap(\.entries)
+        for entry in entries { committing[entry] = planned[entry] }
+        handed.append(entries)
+        // Names the commit makes: the listing holds them from now on, as
+        // `committing` does until they are on disk.
+        for entry in entries { lookup.made(entry.fileName) }
+        let handing = Handing(plan: plan, hold: serial)
+        groupEnded()
+        return handing
+    }
+
+    /// Hands a planned group's commit to `commits`. `arrived` gets the
+    /// entries that went to `sending/` once it is done.
+    func hand(_ handing: Handing, to commits: GroupCommit, arrived: @escaping ([DeliveryItem]) -> Void)
+        throws(RoundError)
+    {
+        let session = intake.session
+        let plan = handing.plan
+        let hold = GroupHold(handing.hold)
+        try commits.handIntake(
+            {
+                defer { hold.end() }
+                do throws(SpoolError) {
+                    try IntakeCommit.carryOut(plan, in: session)
+                } catch {
+                    return .failure(error)
+                }
+                return .success([])
+            },
+            done: { [self] in
+                for entry in handed.removeFirst() { committing[entry] = nil }
+                report.add(plan.counts)
+                arrived(plan.claimed)
+            })
+    }
+
+    private func groupEnded() {
+        group.removeAll(keepingCapacity: true)
+        planned.removeAll(keepingCapacity: true)
+        groupBytes = 0
+        unlock()
+    }
+
     private func unlock() {
         guard serial != nil else { return }
         lookup.unlocked()
         serial = nil
     }
+}
+
+/// An intake group's hold of the serial lock, from its first file to the
+/// end of its commit: ended by the commit thread, holding the gate (the
+/// session's record of its hold is session state), whichever thread lets
+/// go of the job last.
+private final class GroupHold {
+    private var lock: SerialLock?
+
+    init(_ lock: SerialLock?) { self.lock = lock }
+
+    func end() { lock = nil }
 }

@@ -18,4 +18,14 @@ final class SessionGate: Sendable {
     func hold<E: Error>(_ body: () throws(E) -> Void) throws(E) {
         try mutex.withLock { _ throws(E) in try body() }
     }
+
+    /// Runs `body` holding the gate if nobody holds it now; false when
+    /// it did not run.
+    func holdIfFree<E: Error>(_ body: () throws(E) -> Void) throws(E) -> Bool {
+        let ran: Bool? = try mutex.withLockIfAvailable { _ throws(E) -> Bool in
+            try body()
+            return true
+        }
+        return ran ?? false
+    }
 }

@@ -97,10 +97,12 @@ import Testing
         var report = IntakeReport()
         var lookup = EntryLookup()
         #expect(
-            try intake.take(FileName("fifo.json"), kind: nil, planned: &planned, lookup: &lookup, into: &report) == nil)
+            try intake.take(
+                FileName("fifo.json"), kind: nil, planned: &planned, committing: [:], lookup: &lookup, into: &report)
+                == nil)
         #expect(report.flagged.count == 1)
         let fine = try intake.take(
-            FileName("fine.json"), kind: nil, planned: &planned, lookup: &lookup, into: &report)
+            FileName("fine.json"), kind: nil, planned: &planned, committing: [:], lookup: &lookup, into: &report)
         #expect(fine?.entries.map(\.description) == ["fine@alpha"])
         let stream = try spool.spool.directory(.queued).entries()
         while let name = try stream.next() {

@@ -123,17 +123,28 @@ import Testing
                 #expect(tag?.etag == "v-\(id)", "\(label): \(id)")
             }
         }
-        let counting = try spool()
-        let counter = FaultPlan()
-        counting.session.faults = counter
-        try counting.runRound()
-        try expectKept(counting, "no fault")
+        let sweep = try FaultSweep {
+            let counting = try spool()
+            let counter = FaultPlan()
+            counting.session.faults = counter
+            try counting.runRound()
+            try expectKept(counting, "no fault")
+            return counter.counts
+        }
         for operation in FaultPlan.Operation.allCases {
-            for occurrence in stride(from: 1, through: counter.counts[operation] ?? 0, by: 1) {
+            for occurrence in sweep.occurrences(of: operation) {
                 let label = "\(operation) #\(occurrence) fails"
-                let faulted = try spool()
-                faulted.session.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
-                #expect(throws: RoundError.self, "\(label)") { try faulted.runRound() }
+                guard
+                    let (faulted, _, outcome) = try sweep.reach(
+                        label, operation, occurrence,
+                        {
+                            let faulted = try spool()
+                            let plan = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
+                            faulted.session.faults = plan
+                            return (faulted, plan, Result { try faulted.runRound() })
+                        }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence })
+                else { continue }
+                #expect(throws: RoundError.self, "\(label)") { try outcome.get() }
                 faulted.session.faults = nil
                 try faulted.runRound()
                 try expectKept(faulted, label)

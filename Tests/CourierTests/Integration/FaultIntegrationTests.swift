@@ -50,35 +50,45 @@ import Testing
 
     @Test func everyFailingRenameWriteAndSyncLeavesALegalSpool() throws {
         let server = try LoopbackServer(status: 201)
-        // A first run that only counts what a round does.
-        let counting = try Self.spool(server: server)
-        let counter = FaultPlan()
-        counting.session.faults = counter
-        try counting.runRound()
-        try Self.expectLegal(counting, "no fault")
-        let counts = counter.counts
+        // First runs that only count what a round does.
+        let sweep = try FaultSweep {
+            let counting = try Self.spool(server: server)
+            let counter = FaultPlan()
+            counting.session.faults = counter
+            try counting.runRound()
+            try Self.expectLegal(counting, "no fault")
+            return counter.counts
+        }
+        let counts = sweep.least
         #expect((counts[.rename] ?? 0) >= 10 && (counts[.write] ?? 0) >= 3 && (counts[.sync] ?? 0) >= 5, "\(counts)")
 
         var failedRounds = 0
         for operation in FaultPlan.Operation.allCases {
             let errors: [Errno] = operation == .rename ? [.noSpace, Errno(EIO), .crossDevice] : [.noSpace, Errno(EIO)]
             for error in errors {
-                for occurrence in stride(from: 1, through: counts[operation] ?? 0, by: 1) {
+                for occurrence in sweep.occurrences(of: operation) {
                     let label = "\(operation) #\(occurrence) fails with \(error)"
-                    let spool = try Self.spool(server: server)
-                    let plan = FaultPlan(failing: operation, at: occurrence, with: error)
-                    spool.session.faults = plan
+                    guard
+                        let (spool, outcome) = try sweep.reach(
+                            label, operation, occurrence,
+                            {
+                                let spool = try Self.spool(server: server)
+                                let plan = FaultPlan(failing: operation, at: occurrence, with: error)
+                                spool.session.faults = plan
+                                return (spool, plan, Result { try spool.runRound() })
+                            }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence }
+                        ).map({ ($0.0, $0.2) })
+                    else { continue }
                     // Every fault is reported: a round that goes on as if the
                     // disk had taken the rename, write or fsync has ignored an
                     // error (the promise the sweep is there to keep).
-                    do {
-                        try spool.runRound()
+                    switch outcome {
+                    case .success:
                         Issue.record("\(label): the round finished as if nothing had failed")
-                    } catch {
+                    case .failure(let error):
                         failedRounds += 1
                         #expect("\(error)".contains("unable to"), "\(label): \(error)")
                     }
-                    #expect((plan.counts[operation] ?? 0) >= occurrence, "\(label): the fault never happened")
                     // The fault has passed (the disk has room again): rounds finish the work.
                     spool.session.faults = nil
                     try spool.runRound()
@@ -87,7 +97,8 @@ import Testing
             }
         }
         print(
-            "fault sweep: \(counts[.rename] ?? 0) renames, \(counts[.write] ?? 0) writes, \(counts[.sync] ?? 0) fsyncs per round; "
+            "fault sweep: \(counts[.rename] ?? 0) renames, \(counts[.write] ?? 0) writes, \(counts[.sync] ?? 0) fsyncs per round "
+                + "(at most \(sweep.most[.rename] ?? 0), \(sweep.most[.write] ?? 0), \(sweep.most[.sync] ?? 0)); "
                 + "\(failedRounds) faulted rounds failed cleanly, every one followed by a legal spool")
     }
 
@@ -120,17 +131,28 @@ import Testing
             }
             #expect(try spool.names(in: .needsAttention).isEmpty && spool.names(in: .sending).isEmpty, "\(label)")
         }
-        let counting = try spool()
-        let counter = FaultPlan()
-        counting.session.faults = counter
-        try counting.runRound()
-        try expectDeferredOnce(counting, "no fault")
+        let sweep = try FaultSweep {
+            let counting = try spool()
+            let counter = FaultPlan()
+            counting.session.faults = counter
+            try counting.runRound()
+            try expectDeferredOnce(counting, "no fault")
+            return counter.counts
+        }
         for operation in FaultPlan.Operation.allCases {
-            for occurrence in stride(from: 1, through: counter.counts[operation] ?? 0, by: 1) {
+            for occurrence in sweep.occurrences(of: operation) {
                 let label = "\(operation) #\(occurrence) fails"
-                let faulted = try spool()
-                faulted.session.faults = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
-                #expect(throws: (any Error).self, "\(label)") { try faulted.runRound() }
+                guard
+                    let (faulted, _, outcome) = try sweep.reach(
+                        label, operation, occurrence,
+                        {
+                            let faulted = try spool()
+                            let plan = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
+                            faulted.session.faults = plan
+                            return (faulted, plan, Result { try faulted.runRound() })
+                        }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence })
+                else { continue }
+                #expect(throws: (any Error).self, "\(label)") { try outcome.get() }
                 faulted.session.faults = nil
                 try faulted.runRound()
                 try expectDeferredOnce(faulted, label)

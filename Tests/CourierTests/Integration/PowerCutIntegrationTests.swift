@@ -48,19 +48,27 @@ import Testing
     func aRoundSurvivesAPowerCutAtEverySync() throws {
         let alpha = try LoopbackServer(status: 201)
         let beta = try LoopbackServer(status: 503)
-        let counting = try Self.spool(alpha, beta)
-        let counter = FaultPlan()
-        counting.session.faults = counter
-        try counting.runRound()
-        let syncs = counter.counts[.sync] ?? 0
-        #expect(syncs >= 6, "\(counter.counts)")
-        for sync in 1...syncs {
+        let sweep = try FaultSweep {
+            let counting = try Self.spool(alpha, beta)
+            let counter = FaultPlan()
+            counting.session.faults = counter
+            try counting.runRound()
+            return counter.counts
+        }
+        #expect((sweep.least[.sync] ?? 0) >= 6, "\(sweep.least)")
+        for sync in sweep.occurrences(of: .sync) {
             let label = "power cut at sync #\(sync)"
-            let spool = try Self.spool(alpha, beta)
-            let cut = FaultPlan(powerCutAtSync: sync)
-            spool.session.faults = cut
-            #expect(throws: (any Error).self, "\(label)") { try spool.runRound() }
-            #expect(cut.powerCut?.happened == true, "\(label)")
+            guard
+                let (spool, _, outcome) = try sweep.reach(
+                    label, .sync, sync,
+                    {
+                        let spool = try Self.spool(alpha, beta)
+                        let cut = FaultPlan(powerCutAtSync: sync)
+                        spool.session.faults = cut
+                        return (spool, cut, Result { try spool.runRound() })
+                    }, reached: { $0.1.powerCut?.happened == true })
+            else { continue }
+            #expect(throws: (any Error).self, "\(label)") { try outcome.get() }
             #expect(try spool.placements().values.allSatisfy { $0.count == 1 }, "\(label): right after the cut")
             try Self.expectLedgerFirst(spool, label + ", right after the cut")
             // The machine comes back: a new session, courier's own rounds.

@@ -130,22 +130,32 @@ import Testing
     )
     func everyRoundPathSurvivesAPowerCut() throws {
         for path in Self.paths {
-            let (counting, countingServer) = try path.setUp()
-            let counter = FaultPlan()
-            counting.session.faults = counter
-            try path.act(counting.session, counting)
-            counting.session.faults = nil
-            try path.expect(counting, countingServer, "\(path.name) without a cut")
-            let syncs = counter.counts[.sync] ?? 0
-            #expect(syncs >= 2, "\(path.name): \(counter.counts)")
-            for sync in stride(from: 1, through: syncs, by: 1) {
+            let sweep = try FaultSweep {
+                let (counting, countingServer) = try path.setUp()
+                let counter = FaultPlan()
+                counting.session.faults = counter
+                try path.act(counting.session, counting)
+                counting.session.faults = nil
+                try path.expect(counting, countingServer, "\(path.name) without a cut")
+                return counter.counts
+            }
+            let syncs = sweep.most[.sync] ?? 0
+            #expect((sweep.least[.sync] ?? 0) >= 2, "\(path.name): \(sweep.least)")
+            for sync in sweep.occurrences(of: .sync) {
                 let label = "\(path.name): power cut at sync #\(sync) of \(syncs)"
-                let (spool, server) = try path.setUp()
-                let doubled = Set(try spool.placements().filter { $0.value.count > 1 }.keys)
-                let cut = FaultPlan(powerCutAtSync: sync)
-                spool.session.faults = cut
-                _ = try? path.act(spool.session, spool)
-                #expect(cut.powerCut?.happened == true, "\(label): the cut never came")
+                guard
+                    let (spool, server, doubled) = try sweep.reach(
+                        label, .sync, sync,
+                        {
+                            let (spool, server) = try path.setUp()
+                            let doubled = Set(try spool.placements().filter { $0.value.count > 1 }.keys)
+                            let cut = FaultPlan(powerCutAtSync: sync)
+                            spool.session.faults = cut
+                            _ = try? path.act(spool.session, spool)
+                            return (spool, server, doubled, cut)
+                        }, reached: { $0.3.powerCut?.happened == true }
+                    ).map({ ($0.0, $0.1, $0.2) })
+                else { continue }
                 // Names a script put in two states are its own doing.
                 let placed = try spool.placements().filter { !doubled.contains($0.key) }
                 #expect(placed.values.allSatisfy { $0.count == 1 }, "\(label): right after the cut")

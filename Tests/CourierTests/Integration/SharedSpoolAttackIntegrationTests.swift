@@ -106,21 +106,31 @@ import Testing
     @Test("on a shared spool every failing rename, write and fsync (a dead worker's claims too) leaves a legal spool")
     func theFaultSweepOnASharedSpool() throws {
         let server = try LoopbackServer(status: 201)
-        let counting = try Self.faultSpool(server: server)
-        let counter = FaultPlan()
-        counting.session.faults = counter
-        try Self.workerRound(counting)
-        try FaultTests.expectLegal(counting, "no fault")
-        let counts = counter.counts
+        let sweep = try FaultSweep {
+            let counting = try Self.faultSpool(server: server)
+            let counter = FaultPlan()
+            counting.session.faults = counter
+            try Self.workerRound(counting)
+            try FaultTests.expectLegal(counting, "no fault")
+            return counter.counts
+        }
         for operation in FaultPlan.Operation.allCases {
-            for occurrence in stride(from: 1, through: counts[operation] ?? 0, by: 1) {
+            for occurrence in sweep.occurrences(of: operation) {
                 let label = "\(operation) #\(occurrence) fails"
-                let spool = try Self.faultSpool(server: server)
-                spool.session.faults = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
-                do {
-                    try Self.workerRound(spool)
+                guard
+                    let (spool, _, outcome) = try sweep.reach(
+                        label, operation, occurrence,
+                        {
+                            let spool = try Self.faultSpool(server: server)
+                            let plan = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
+                            spool.session.faults = plan
+                            return (spool, plan, Result { try Self.workerRound(spool) })
+                        }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence })
+                else { continue }
+                switch outcome {
+                case .success:
                     Issue.record("\(label): the round finished as if nothing had failed")
-                } catch {
+                case .failure(let error):
                     #expect("\(error)".contains("unable to"), "\(label): \(error)")
                 }
                 spool.session.faults = nil

@@ -1,0 +1,99 @@
+import Glibc
+import Testing
+
+@testable import CourierConfig
+@testable import CourierIdentifiers
+@testable import CourierPosix
+@testable import CourierRound
+@testable import CourierSpool
+
+/// Intake groups committed on the commit thread while the pass reads on
+/// (`IntakeSession.plan` and `hand`, `GroupCommit.handIntake`): a group's
+/// entries reach the pass only once its commit is done; a group read while
+/// the one before still commits sees that one's entries; a pass that stops
+/// leaves the groups it had not committed in `queued/`, and lets go of the
+/// serial lock.
+@Suite(.tags(.integration)) struct PipelinedIntakeTests {
+    static func spool() throws -> TemporarySpool {
+        try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+    }
+
+    static func intake(_ spool: TemporarySpool) -> IntakeSession {
+        IntakeSession(
+            intake: Intake(
+                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())))
+    }
+
+    /// Offers `name` and hands its group, holding nothing else.
+    static func takeIn(
+        _ name: String, _ intake: IntakeSession, _ commits: GroupCommit,
+        into arrived: @escaping ([DeliveryItem]) -> Void
+    ) throws(RoundError) {
+        do { try intake.offer(FileName(name), kind: nil) } catch { throw .spool(error) }
+        guard let handing = intake.plan(sendNow: { _ in true }) else { return }
+        try intake.hand(handing, to: commits, arrived: arrived)
+    }
+
+    /// Whether another process could take the serial lock now.
+    static func serialLockIsFree(_ spool: TemporarySpool) -> Bool {
+        let fd = open(spool.path + "/.courier/serial.lock", O_RDWR | O_CREAT, 0o640)
+        defer { if fd >= 0 { close(fd) } }
+        return fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0
+    }
+
+    @Test(
+        "a record dropped again in the next group, read while the first group's commit waits, is a duplicate and not a second entry"
+    )
+    func aRepeatInTheNextGroupIsADuplicate() throws {
+        let spool = try Self.spool()
+        try spool.drop(#"{"id":"a","kind":"sleep"}"#, as: "first.json")
+        try spool.drop(#"{"id":"a","kind":"sleep"}"#, as: "again.json")
+        let intake = Self.intake(spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        var arrived: [[String]] = []
+        var sendingMeanwhile: [String] = []
+        try commits.exclusive { () throws(RoundError) in
+            try Self.takeIn("first.json", intake, commits) { arrived.append($0.map(\.entry.description)) }
+            // The commit thread waits for the session this test holds: the
+            // first group is not on disk, and has not reached the pass.
+            sendingMeanwhile = (try? spool.names(in: .sending)) ?? ["?"]
+            try Self.takeIn("again.json", intake, commits) { arrived.append($0.map(\.entry.description)) }
+        }
+        #expect(sendingMeanwhile.isEmpty)
+        #expect(arrived.isEmpty, "entries reached the pass before their commit")
+        try commits.finish()
+
+        #expect(arrived == [["a@alpha"], []])
+        #expect(try spool.names(in: .sending) == ["a@alpha.json"])
+        #expect(try spool.names(in: .queued).isEmpty)
+        #expect(try spool.names(in: .needsAttention).isEmpty)
+        #expect(try spool.ledger().map(\.event) == [.accepted, .duplicate])
+        #expect(intake.report.accepted == 1 && intake.report.duplicates == 1)
+    }
+
+    @Test(
+        "a pass stopped with a group not yet committed leaves that group's file in queued/ and lets go of the serial lock"
+    )
+    func aStoppedPassLeavesItsWaitingGroupsQueued() throws {
+        let spool = try Self.spool()
+        try spool.dropRecord(id: "a")
+        try spool.dropRecord(id: "b")
+        let intake = Self.intake(spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        var arrived: [String] = []
+        try commits.exclusive { () throws(RoundError) in
+            // The first runs (it waits for the gate); the second waits in the queue.
+            try Self.takeIn("a.json", intake, commits) { arrived += $0.map(\.entry.description) }
+            try Self.takeIn("b.json", intake, commits) { arrived += $0.map(\.entry.description) }
+        }
+        #expect(!Self.serialLockIsFree(spool), "the groups hold the serial lock until their commits")
+        let stop = RoundError.spool(SpoolError(SystemError("read", path: "queued/x", Errno(EIO))))
+        _ = commits.abandon(after: stop)
+
+        #expect(try spool.names(in: .sending) == ["a@alpha.json"])
+        #expect(try spool.names(in: .queued) == ["b.json"])
+        #expect(try spool.ledger().map(\.key) == ["a"])
+        #expect(try spool.spool.tmp.sortedNames().isEmpty)
+        #expect(Self.serialLockIsFree(spool))
+    }
+}
