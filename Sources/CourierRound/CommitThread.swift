@@ -45,14 +45,16 @@ final class CommitThread {
     /// One commit, and what the pass says of it.
     static func carryOut(_ transition: Transition, in session: SpoolSession) -> Outcome {
         do {
-            return .success(
-                try session.commit(transition).vanished.map {
-                    // A person moved it meanwhile: theirs is the last word.
-                    "\($0.from)\($0.name) was moved away by someone else; it stays where they put it"
-                })
+            return .success(try session.commit(transition).vanished.map(movedAway))
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The warning for a move whose file a person moved meanwhile: theirs
+    /// is the last word.
+    static func movedAway(_ move: Transition.Move) -> String {
+        "\(move.from)\(move.name) was moved away by someone else; it stays where they put it"
     }
 
     /// Starts `work`, one or more commits of the session. The previous

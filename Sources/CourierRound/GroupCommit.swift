@@ -23,9 +23,9 @@ final class GroupCommit {
     private enum Job {
         /// What the group commits gathered.
         case settle(Transition)
-        /// An intake group: its commits, and what the pass does once they
-        /// are done.
-        case intake(work: () -> CommitThread.Outcome, done: () -> Void)
+        /// An intake group's planned commit, and what the pass does once
+        /// it is done.
+        case intake(IntakeJob)
 
         var isSettle: Bool {
             if case .settle = self { true } else { false }
@@ -94,10 +94,10 @@ final class GroupCommit {
         try pump()
     }
 
-    /// Hands an intake group's commits (`work`, on the commit thread,
-    /// holding the gate); `done` runs on the loop once they succeeded.
-    func handIntake(_ work: @escaping () -> CommitThread.Outcome, done: @escaping () -> Void) throws(RoundError) {
-        queue.append(.intake(work: work, done: done))
+    /// Hands an intake group's commit; its `done` runs on the loop once
+    /// it succeeded.
+    func handIntake(_ job: IntakeJob) throws(RoundError) {
+        queue.append(.intake(job))
         try pump()
     }
 
@@ -185,10 +185,23 @@ final class GroupCommit {
             var done: (() -> Void)?
             switch queue.removeFirst() {
             case .settle(let transition):
-                work = { [session] in CommitThread.carryOut(transition, in: session) }
-            case .intake(let intake, let then):
-                work = intake
-                done = then
+                // An intake group waiting behind it goes in the same commit
+                // (one ledger fsync, each folder synced once), first.
+                if let index = queue.firstIndex(where: { !$0.isSettle }), case .intake(let intake) = queue[index] {
+                    queue.remove(at: index)
+                    work = intake.work(with: transition, in: session)
+                    done = intake.done
+                } else {
+                    work = { [session] in CommitThread.carryOut(transition, in: session) }
+                }
+            case .intake(let intake):
+                var settled: Transition?
+                if let index = queue.firstIndex(where: \.isSettle), case .settle(let transition) = queue[index] {
+                    queue.remove(at: index)
+                    settled = transition
+                }
+                work = intake.work(with: settled, in: session)
+                done = intake.done
             }
             guard let thread else {
                 try gate.hold { () throws(RoundError) in try report(work()) }
@@ -208,4 +221,40 @@ final class GroupCommit {
             throw .spool(error)
         }
     }
+}
+
+/// An intake group's commit as the pass hands it (`IntakeSession.hand`):
+/// the planned transition, the group's hold of the serial lock, and what
+/// the pass does once it is done.
+struct IntakeJob {
+    let plan: IntakeCommit.Plan
+    let hold: GroupHold
+    let done: () -> Void
+
+    /// The commit, with a group commit's transition in it if one waits:
+    /// the group's lines and moves first, so its `queued/` is synced
+    /// before the `sending/` both use. The hold ends with it, on the
+    /// commit thread, holding the gate.
+    func work(with settled: Transition?, in session: SpoolSession) -> () -> CommitThread.Outcome {
+        { [plan, hold] in
+            defer { hold.end() }
+            do throws(SpoolError) {
+                return .success(try IntakeCommit.carryOut(plan, with: settled, in: session))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+}
+
+/// An intake group's hold of the serial lock, from its first file to the
+/// end of its commit: ended by the commit thread, holding the gate (the
+/// session's record of its hold is session state), whichever thread lets
+/// go of the job last.
+final class GroupHold {
+    private var lock: SerialLock?
+
+    init(_ lock: SerialLock?) { self.lock = lock }
+
+    func end() { lock = nil }
 }

@@ -106,17 +106,30 @@ struct IntakeCommit {
         return Plan(transition: transition, group: group, claimed: claimed, counts: counts)
     }
 
-    /// The planned commit, and the entries a person moved the dropped
-    /// file of meanwhile (or renamed another over its name), written from
-    /// the bytes read and checked: the record is not lost.
-    static func carryOut(_ plan: Plan, in session: SpoolSession) throws(SpoolError) {
-        let committed = try session.commit(plan.transition)
+    /// The planned commit, with `settled` (a group commit's transition)
+    /// if given; then the entries whose dropped file a person moved away
+    /// meanwhile (or renamed another over its name) are written from the
+    /// bytes read and checked: the record is not lost. Returns the
+    /// warnings for `settled`'s moves a person beat it to.
+    @discardableResult
+    static func carryOut(_ plan: Plan, with settled: Transition? = nil, in session: SpoolSession)
+        throws(SpoolError) -> [String]
+    {
+        var transition = plan.transition
+        if let settled { transition.append(settled) }
+        let committed = try session.commit(transition)
         var rewritten = Transition()
+        var warnings: [String] = []
         for move in committed.vanished {
-            guard let accepted = plan.group.first(where: { $0.name == move.name }) else { continue }
+            // A dropped name is never an entry's: the move is the group's.
+            guard let accepted = plan.group.first(where: { $0.name == move.name }) else {
+                warnings.append(CommitThread.movedAway(move))
+                continue
+            }
             rewritten.newFiles.append(.init(accepted.record.bytes, as: move.newName, in: move.to, replacing: false))
         }
         try session.commit(rewritten)
+        return warnings
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.

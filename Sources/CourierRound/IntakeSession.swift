@@ -111,24 +111,15 @@ final class IntakeSession {
     func hand(_ handing: Handing, to commits: GroupCommit, arrived: @escaping ([DeliveryItem]) -> Void)
         throws(RoundError)
     {
-        let session = intake.session
         let plan = handing.plan
-        let hold = GroupHold(handing.hold)
         try commits.handIntake(
-            {
-                defer { hold.end() }
-                do throws(SpoolError) {
-                    try IntakeCommit.carryOut(plan, in: session)
-                } catch {
-                    return .failure(error)
-                }
-                return .success([])
-            },
-            done: { [self] in
-                for entry in handed.removeFirst() { committing[entry] = nil }
-                report.add(plan.counts)
-                arrived(plan.claimed)
-            })
+            IntakeJob(
+                plan: plan, hold: GroupHold(handing.hold),
+                done: { [self] in
+                    for entry in handed.removeFirst() { committing[entry] = nil }
+                    report.add(plan.counts)
+                    arrived(plan.claimed)
+                }))
     }
 
     private func groupEnded() {
@@ -143,16 +134,4 @@ final class IntakeSession {
         lookup.unlocked()
         serial = nil
     }
-}
-
-/// An intake group's hold of the serial lock, from its first file to the
-/// end of its commit: ended by the commit thread, holding the gate (the
-/// session's record of its hold is session state), whichever thread lets
-/// go of the job last.
-private final class GroupHold {
-    private var lock: SerialLock?
-
-    init(_ lock: SerialLock?) { self.lock = lock }
-
-    func end() { lock = nil }
 }

@@ -96,4 +96,39 @@ import Testing
         #expect(try spool.spool.tmp.sortedNames().isEmpty)
         #expect(Self.serialLockIsFree(spool))
     }
+
+    @Test(
+        "an intake group and a group commit waiting together are carried out as one commit: one ledger fsync, each folder synced once"
+    )
+    func aWaitingGroupAndGroupCommitShareOneCommit() throws {
+        let spool = try Self.spool()
+        try spool.dropRecord(id: "new")
+        let plan = FaultPlan()
+        spool.session.faults = plan
+        let intake = Self.intake(spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let first = try CommitThreadTests.settling("one", in: spool)
+        let second = try CommitThreadTests.settling("two", in: spool)
+        var arrived: [String] = []
+        try commits.exclusive { () throws(RoundError) in
+            // Runs first, once the gate is free; behind it the group and a second group commit wait together.
+            commits.add(first, at: .now())
+            try commits.commit()
+            try Self.takeIn("new.json", intake, commits) { arrived += $0.map(\.entry.description) }
+            commits.add(second, at: .now())
+            try commits.commit()
+        }
+        try commits.finish()
+
+        #expect(arrived == ["new@alpha"])
+        #expect(try spool.names(in: .sent).sorted() == ["one@alpha.json", "two@alpha.json"])
+        #expect(try spool.names(in: .sending) == ["new@alpha.json"])
+        #expect(try spool.ledger().map(\.key) == ["one", "new", "two"])
+        // One ledger write per commit: the first, then one for both.
+        #expect(plan.counts[.write] == 2, "\(plan.counts)")
+        // The first: the new day file's folder, the ledger, sending/,
+        // sent/. Then one for both: the dropped file's data, the ledger,
+        // queued/, sending/, sent/ (apart they would be four and three).
+        #expect(plan.counts[.sync] == 4 + 5, "\(plan.counts)")
+    }
 }
