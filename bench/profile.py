@@ -2,11 +2,15 @@
 WRAPPER... TOOL-COMMAND, so that courier and the floor are profiled on the same input the same
 way (perf stat, perf record -g, strace -c -f).
 
-Usage: bench/profile.py [--n 10000] [--tool courier|floor_mt|floor] [--courier BIN] -- WRAPPER...
+Usage: bench/profile.py [--n 10000] [--tool courier|floor_mt|floor] [--batch] [--courier BIN] -- WRAPPER...
   e.g. bench/profile.py --tool courier -- perf stat -e task-clock,context-switches,page-faults
        bench/profile.py --tool floor -- strace -c -f -o floor.strace
-The wrapper's own output is left where it puts it; the tool's command is printed on standard
-error first, and the round is checked to have sent every record.
+       bench/profile.py --batch -- perf record -g -o batch.data
+With --batch, the round is batch_trial's (100 per request, to a fresh `courier sink` of the
+same build; with --tool floor, the floor's batch mode as floor_batch_trial runs it), and the
+sink's CPU per record is printed after the round. The wrapper's own output is left where it
+puts it; the tool's command is printed on standard error first, and the round is checked to
+have sent every record.
 """
 import argparse
 import os
@@ -21,30 +25,48 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--tool", choices=("courier", "floor_mt", "floor"), default="courier")
+    parser.add_argument("--batch", action="store_true",
+                        help="batch mode (100 per request) against a fresh `courier sink`, as batch_trial")
     parser.add_argument("--courier", default=os.path.join(bench.REPO, ".build", "release", "courier"))
     parser.add_argument("wrapper", nargs=argparse.REMAINDER)
     args = parser.parse_args()
+    if args.batch and args.tool == "floor_mt":
+        parser.error("--batch: the floor's batch mode is floor's (--tool floor)")
     wrapper = args.wrapper[1:] if args.wrapper[:1] == ["--"] else args.wrapper
     options = argparse.Namespace(courier=args.courier, n=args.n, loop_n=10, rounds=1, queue_n=10, big=False,
                                  big_n=10, sink_parent=None, floor=None)
     b = bench.Bench(options)
     env = dict(os.environ)
+    sink = None
     try:
-        b.start_nginx()
+        url = b.url
+        if args.batch:
+            sink, port = b.start_sink()
+            url = f"http://127.0.0.1:{port}/transactions/batch"
+        else:
+            b.start_nginx()
         source = os.path.join(b.work, "records")
         b.make_records(args.n, source)
         if args.tool == "courier":
-            spool = b.fresh_spool("spool-run", source)
-            command = [b.courier, "--config", b.config(spool), "--quiet", "run"]
+            spool = b.fresh_spool("spool-batch" if args.batch else "spool-run", source)
+            command = [b.courier, "--config", b.config(spool, url=url, batch=args.batch), "--quiet", "run"]
         else:
             spool = b.fresh_spool("spool-floor", source, init=False)
-            command = [b.floor_mt if args.tool == "floor_mt" else b.floor, spool, b.url]
+            command = [b.floor_mt if args.tool == "floor_mt" else b.floor, spool, url]
             if args.tool == "floor":
                 env.update(bench.FLOOR_ENV)
+            if args.batch:
+                env["BATCH"] = "100"
         print(f"profile: {' '.join(wrapper + command)} (load {os.getloadavg()[0]:.2f})", file=sys.stderr, flush=True)
         subprocess.run(wrapper + command, check=True, env=env, stdout=subprocess.DEVNULL)
+        if sink:
+            cpu = b.stop_sink(sink)
+            sink = None
+            print(f"profile: the sink used {cpu * 1000 / args.n:.3f} CPU ms per record", file=sys.stderr, flush=True)
         b.count_sent(spool, args.n, args.tool)
     finally:
+        if sink:
+            b.stop_sink(sink)
         b.stop()
 
 

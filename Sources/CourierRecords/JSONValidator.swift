@@ -169,20 +169,50 @@ package enum JSONValidator {
     /// A JSON string literal for `text`: quote, backslash and control
     /// characters escaped.
     package static func encodeString(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "\"")]
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": bytes += Array(#"\""#.utf8)
-            case "\\": bytes += Array(#"\\"#.utf8)
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                bytes += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
-            default: bytes += Array(String(scalar).utf8)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encodedCount(text))
+        appendString(text, to: &bytes)
         return bytes
     }
+
+    /// `encodeString(text)` appended to `bytes`, with no array of its own:
+    /// a batch body is written item by item this way. Byte by byte over
+    /// the UTF-8: every byte below 0x20 is a control character, since no
+    /// byte of a longer sequence is.
+    package static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(quote)
+        for byte in text.utf8 {
+            switch byte {
+            case quote, backslash:
+                bytes.append(backslash)
+                bytes.append(byte)
+            case ..<0x20:
+                bytes.append(contentsOf: [backslash, UInt8(ascii: "u"), zero, zero])
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(quote)
+    }
+
+    /// `encodeString(text).count`, without building it.
+    package static func encodedCount(_ text: String) -> Int {
+        var count = 2
+        for byte in text.utf8 {
+            switch byte {
+            case quote, backslash: count += 2
+            case ..<0x20: count += 6
+            default: count += 1
+            }
+        }
+        return count
+    }
+
+    private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), zero = UInt8(ascii: "0")
+    /// `\u` escapes are written in lower case, as `String(_:radix:)` writes them.
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The text of a JSON string literal (quotes included in `literal`), with
     /// every escape decoded; nil when it is not a valid string literal.

@@ -77,9 +77,12 @@ struct RequestBuilder {
     /// A batch's own Idempotency-Key: the same entries give the same key,
     /// so a retried batch is recognisable.
     static func batchKey(_ items: [DeliveryItem]) -> String {
+        // FNV-1a over the entries' names, a newline between each two,
+        // hashed as they come rather than joined first.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in items.map(\.entry.description).joined(separator: "\n").utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        for (index, item) in items.enumerated() {
+            if index > 0 { hash = (hash ^ UInt64(UInt8(ascii: "\n"))) &* 0x100_0000_01b3 }
+            for byte in item.entry.description.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         }
         let hex = String(hash, radix: 16)
         return "batch-" + String(repeating: "0", count: 16 - hex.count) + hex

@@ -107,6 +107,8 @@ struct Settler {
         }
         var tally = summary.subscribers[subscriber.name.value, default: SubscriberTally()]
         let step = retryStep(request)
+        // The time every etag of this answer is kept with, written once.
+        var tagTime: String?
         for verdict in verdicts {
             var line = LedgerLine(
                 time: now, actor: .round(round), subscriber: subscriber.name,
@@ -116,7 +118,11 @@ struct Settler {
             switch verdict.outcome {
             case .delivered:
                 settled.moves.append((verdict.item.entry, .sent))
-                if let tag = keptTag(verdict, now: now) { settled.tags.append(tag) }
+                if verdict.result?.etag != nil {
+                    let time = tagTime ?? now.rfc3339
+                    tagTime = time
+                    if let tag = keptTag(verdict, rfc3339: time) { settled.tags.append(tag) }
+                }
                 tally.sent += 1
                 summary.sent += 1
             case .retryLater(_, let after) where retriesHere && !stopped:
@@ -266,7 +272,7 @@ struct Settler {
     /// that a record can name and courier can send back as `If-Match`.
     /// One that holds a secret is not kept anywhere (the ledger shows it
     /// redacted): state files are redacted like the ledger.
-    func keptTag(_ verdict: ItemVerdict, now: Timestamp) -> EntityTagUpdate? {
+    func keptTag(_ verdict: ItemVerdict, rfc3339 time: String) -> EntityTagUpdate? {
         guard let result = verdict.result, let etag = result.etag, EntityTag.isKeepable(etag),
             EntityTagSyntax.headerValue(etag) != nil, redactor.redact(etag) == etag
         else { return nil }
@@ -274,7 +280,7 @@ struct Settler {
         let serverID = result.serverID.map { DetailFields.cut(redactor.redact($0), to: EntityTag.maximumLength) }
         return EntityTagUpdate(
             subscriber: verdict.item.entry.subscriber, entity: entity,
-            tag: EntityTag(etag: etag, serverID: serverID, key: verdict.item.entry.key.description, time: now))
+            tag: EntityTag(etag: etag, serverID: serverID, key: verdict.item.entry.key.description, rfc3339: time))
     }
 
     /// The ledger's ninth column: the answer's first bytes, or the error.

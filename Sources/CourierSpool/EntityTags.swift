@@ -21,10 +21,15 @@ package struct EntityTag: Codable, Sendable, Equatable {
     }
 
     package init(etag: String, serverID: String?, key: String, time: Timestamp) {
+        self.init(etag: etag, serverID: serverID, key: key, rfc3339: time.rfc3339)
+    }
+
+    /// With the time already written: the items of one answer share it.
+    package init(etag: String, serverID: String?, key: String, rfc3339 time: String) {
         self.etag = etag
         self.serverID = serverID
         self.key = key
-        self.time = time.rfc3339
+        self.time = time
     }
 
     /// A longer etag is not kept: it could not be a header a server takes.

@@ -11,20 +11,14 @@ package enum BatchBody {
     /// the record spliced in as `payload` byte for byte, the rest from its
     /// `OutboxFields`.
     package struct Item {
+        let key: String
         let record: [UInt8]
-        /// Every member before `payload`, encoded.
-        let members: [[UInt8]]
+        let fields: OutboxFields
 
         package init(key: String, record: [UInt8], fields: OutboxFields) {
+            self.key = key
             self.record = record
-            var members = [
-                Self.opening + JSONValidator.encodeString(key),
-                Self.op + JSONValidator.encodeString(fields.operation.rawValue),
-                Self.entity + JSONValidator.encodeString(fields.entity),
-                Self.clientID + JSONValidator.encodeString(fields.entityID.value),
-            ]
-            if let tag = fields.precondition { members.append(Self.ifMatch + JSONValidator.encodeString(tag)) }
-            self.members = members
+            self.fields = fields
         }
 
         /// The item's fields read from the record; nil when it does not
@@ -34,11 +28,31 @@ package enum BatchBody {
             self.init(key: key, record: record, fields: fields)
         }
 
-        /// The bytes it takes in a body, the comma between items aside.
-        package var size: Int { members.reduce(0) { $0 + $1.count } + Self.payload.count + record.count + 1 }
+        /// The bytes it takes in a body, the comma between items aside:
+        /// counted, not built (`BatchFit` sizes every item it adds).
+        package var size: Int {
+            var size = Self.opening.count + JSONValidator.encodedCount(key)
+            size += Self.op.count + JSONValidator.encodedCount(fields.operation.rawValue)
+            size += Self.entity.count + JSONValidator.encodedCount(fields.entity)
+            size += Self.clientID.count + JSONValidator.encodedCount(fields.entityID.value)
+            if let tag = fields.precondition { size += Self.ifMatch.count + JSONValidator.encodedCount(tag) }
+            return size + Self.payload.count + record.count + 1
+        }
 
+        /// Written straight into the body: no array per member.
         func append(to body: inout [UInt8]) {
-            for member in members { body += member }
+            body += Self.opening
+            JSONValidator.appendString(key, to: &body)
+            body += Self.op
+            JSONValidator.appendString(fields.operation.rawValue, to: &body)
+            body += Self.entity
+            JSONValidator.appendString(fields.entity, to: &body)
+            body += Self.clientID
+            JSONValidator.appendString(fields.entityID.value, to: &body)
+            if let tag = fields.precondition {
+                body += Self.ifMatch
+                JSONValidator.appendString(tag, to: &body)
+            }
             body += Self.payload
             body += record
             body.append(UInt8(ascii: "}"))
@@ -123,41 +137,88 @@ package enum BatchBody {
             return DetailFields.format(fields, message: message ?? extra, redactor: redactor)
         }
 
+        /// Whether the entry has a member courier does not read: nil until
+        /// looked at (`results(in:)` notes it as it reads the entry).
+        var hasUnknownMembers: Bool?
+
         /// Without a message, members courier does not know are kept as the
         /// entry's text, so nothing the server said is lost.
         private var extra: String? {
-            let bytes = Array(text.utf8)
-            guard let object = JSONSplice.object(at: 0, in: bytes),
-                object.members.contains(where: { !Self.known.contains(String(decoding: $0.name, as: UTF8.self)) })
-            else { return nil }
-            return text
+            let unknown =
+                hasUnknownMembers
+                ?? JSONSplice.object(at: 0, in: Array(text.utf8)).map { object in
+                    object.members.contains { !Self.known.contains(String(decoding: $0.name, as: UTF8.self)) }
+                } ?? false
+            return unknown ? text : nil
         }
     }
 
     /// `results[]` by idempotency key; nil when the answer has no such list.
+    /// Each entry is read once, member by member; a member named twice is
+    /// read as its last.
     package static func results(in answer: [UInt8]) -> [String: Result]? {
         guard let list = JSONSplice.value(of: "results", in: answer), list.first == UInt8(ascii: "[") else {
             return nil
         }
         var found: [String: Result] = [:]
         for element in JSONSplice.arrayElements(list) {
-            guard let key = JSONSplice.value(of: "idempotency_key", in: element).flatMap(JSONValidator.decodeString),
-                let status = JSONSplice.value(of: "status", in: element).flatMap(JSONValidator.decodeString)
+            guard let object = JSONSplice.object(at: 0, in: element) else { continue }
+            var members = ResultMembers()
+            for member in object.members { members.note(member, in: element) }
+            guard let key = members.key.flatMap({ JSONValidator.decodeString(Array(element[$0])) }),
+                let status = members.status.flatMap({ JSONValidator.decodeString(Array(element[$0])) })
             else { continue }
             var result = Result(status: status, text: String(decoding: element, as: UTF8.self))
-            result.serverID = scalar("server_id", in: element)
-            result.etag = scalar("etag", in: element)
-            result.currentETag = scalar("current_etag", in: element)
-            result.message = scalar("message", in: element) ?? scalar("error", in: element)
+            result.serverID = members.serverID.flatMap { scalar(Array(element[$0])) }
+            result.etag = members.etag.flatMap { scalar(Array(element[$0])) }
+            result.currentETag = members.currentETag.flatMap { scalar(Array(element[$0])) }
+            result.message =
+                members.message.flatMap { scalar(Array(element[$0])) }
+                ?? members.error.flatMap {
+                    scalar(Array(element[$0]))
+                }
+            result.hasUnknownMembers = members.hasUnknown
             found[key] = result
         }
         return found
     }
 
-    /// A member that is a string, or a number as written; nil for anything
-    /// else (null, an object, a list).
-    private static func scalar(_ name: String, in element: [UInt8]) -> String? {
-        guard let value = JSONSplice.value(of: name, in: element), let first = value.first else { return nil }
+    /// Where each member courier reads sits in one entry of `results[]`.
+    private struct ResultMembers {
+        var key: Range<Int>?
+        var status: Range<Int>?
+        var serverID: Range<Int>?
+        var etag: Range<Int>?
+        var currentETag: Range<Int>?
+        var message: Range<Int>?
+        var error: Range<Int>?
+        var hasUnknown = false
+
+        mutating func note(_ member: JSONSplice.Member, in element: [UInt8]) {
+            switch member.name {
+            case Self.keyName: key = member.value
+            case Self.statusName: status = member.value
+            case Self.serverIDName: serverID = member.value
+            case Self.etagName: etag = member.value
+            case Self.currentETagName: currentETag = member.value
+            case Self.messageName: message = member.value
+            case Self.errorName: error = member.value
+            default: hasUnknown = true
+            }
+        }
+
+        // Names as they are written in the entry: what `JSONSplice.value`
+        // compared too (an escaped name is not the member).
+        private static let keyName = Array("idempotency_key".utf8), statusName = Array("status".utf8)
+        private static let serverIDName = Array("server_id".utf8), etagName = Array("etag".utf8)
+        private static let currentETagName = Array("current_etag".utf8)
+        private static let messageName = Array("message".utf8), errorName = Array("error".utf8)
+    }
+
+    /// A member's value that is a string, or a number as written; nil for
+    /// anything else (null, an object, a list).
+    private static func scalar(_ value: [UInt8]) -> String? {
+        guard let first = value.first else { return nil }
         if first == UInt8(ascii: "\"") { return JSONValidator.decodeString(value) }
         guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return nil }
         return String(decoding: value, as: UTF8.self)

@@ -23,4 +23,61 @@ import Testing
         #expect(results["a"]?.status == "OK")
         #expect(results["b"]?.status == "CONFLICT")
     }
+
+    /// The encoder as it was written first, scalar by scalar: what the wire
+    /// format's bytes were made with.
+    static func scalarEncoded(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": bytes += Array(#"\""#.utf8)
+            case "\\": bytes += Array(#"\\"#.utf8)
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                bytes += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+            default: bytes += Array(String(scalar).utf8)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return bytes
+    }
+
+    @Test("a JSON string is written byte for byte as the scalar-by-scalar encoder wrote it, and counted unbuilt")
+    func stringsAreEncodedAsBefore() {
+        let texts = [
+            "", "plain", #"quo"te"#, #"back\slash"#, "tab\tnew\nline\r", "\u{0}\u{1}\u{1F}\u{7F} ",
+            "ordér \"x\"", "日本語", "emoji 🧪 and \u{10FFFF}", "W/\"v9\"", "\u{2028}\u{2029}",
+        ]
+        for text in texts {
+            let expected = Self.scalarEncoded(text)
+            #expect(JSONValidator.encodeString(text) == expected, "\(text.debugDescription)")
+            #expect(JSONValidator.encodedCount(text) == expected.count, "\(text.debugDescription)")
+            var appended = Array("prefix".utf8)
+            JSONValidator.appendString(text, to: &appended)
+            #expect(appended == Array("prefix".utf8) + expected, "\(text.debugDescription)")
+            #expect(JSONValidator.decodeString(expected) == text, "\(text.debugDescription) reads back")
+        }
+    }
+
+    @Test("a batch result is read in one pass: a member named twice is its last, and unknown members are noted")
+    func batchResultsAreReadInOnePass() throws {
+        let answer = Array(
+            (#"{"results":[{"idempotency_key":"a","status":"ERROR","status":"OK","etag":1,"etag":"v2","#
+                + #""server_id":null,"extra":{"k":[1,2]}},"#
+                + #"{"idempotency_key":"b","status":"OK","server_id":-12.5,"message":"m","error":"e"},"#
+                + #"{"status":"OK"},"not an object",{"idempotency_key":"c","status":7}]}"#).utf8)
+        let results = try #require(BatchBody.results(in: answer))
+        #expect(results.keys.sorted() == ["a", "b"], "an entry without a key or a string status is not a result")
+        let a = try #require(results["a"])
+        #expect(a.status == "OK")
+        #expect(a.etag == "v2")
+        #expect(a.serverID == nil, "null is no id")
+        #expect(a.hasUnknownMembers == true)
+        #expect(a.ledgerDetail(redactor: Redactor()).contains(#"extra"#), "an unknown member is kept as the text")
+        let b = try #require(results["b"])
+        #expect(b.serverID == "-12.5")
+        #expect(b.message == "m", "message before error")
+        #expect(b.hasUnknownMembers == false)
+        #expect(b.ledgerDetail(redactor: Redactor()) == "status=OK server_id=-12.5 message=m")
+    }
 }
