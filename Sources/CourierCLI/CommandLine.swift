@@ -1,3 +1,4 @@
+import CourierPosix
 import Foundation
 
 /// `courier [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]`: the table in
@@ -45,6 +46,7 @@ package enum CourierCommandLine {
     /// The process entry point: a few lines, so that everything above is
     /// testable in process.
     package static func main() -> Never {
+        OpenFileLimit.raiseToHard()
         let status = run(
             Array(Swift.CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         exit(status.rawValue)

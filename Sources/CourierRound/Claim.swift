@@ -66,7 +66,10 @@ struct Claimer {
     /// name is a dropped file in `queued/` (intake's rename, half done by a
     /// power cut) loses that name first and is read again.
     private func read(_ entry: EntryName) throws(RoundError) -> Claim {
-        var checked = spool.readChecked(entry.fileName, in: .sending, limit: settings.maxRecordSize)
+        var checked: CheckedRead
+        do { checked = try spool.readChecked(entry.fileName, in: .sending, limit: settings.maxRecordSize) } catch {
+            throw .spool(error)
+        }
         if case .refused = checked {
             let status: FileStatus?
             do { status = try spool.directory(.sending).status(of: entry.fileName) } catch {
@@ -76,7 +79,7 @@ struct Claimer {
                 if let status, status.links == 2, let dropped = try session.droppedName(sameFileAs: status),
                     try session.resolveHalfIntake(dropped, into: entry, in: .sending)
                 {
-                    checked = spool.readChecked(entry.fileName, in: .sending, limit: settings.maxRecordSize)
+                    checked = try spool.readChecked(entry.fileName, in: .sending, limit: settings.maxRecordSize)
                 } else if status.map({ $0.links > 1 }) == true,
                     try session.resolveHalfFlag(entry.fileName, in: .sending) == .removedHere
                 {

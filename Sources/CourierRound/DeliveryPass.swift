@@ -147,11 +147,15 @@ final class DeliveryPass {
             // that happens to finish every request in flight is no reason:
             // the next requests start before the pass looks again.
             if inFlight.isEmpty {
+                let groupsOut = feed.intakeGroupsOut
                 try commits.commit()
                 // What is to be sent next is an intake group still being
-                // committed: wait for it, not for an answer.
-                if feed.intakeGroupsOut > 0 {
-                    try commits.waitForRunning()
+                // committed: wait for it, not for an answer. The commit may
+                // have waited for it already (a group commit queued behind
+                // it), and its entries are in the feed: nothing is in flight
+                // to answer, so they start now.
+                if groupsOut > 0 {
+                    if feed.intakeGroupsOut == groupsOut { try commits.waitForRunning() }
                     continue
                 }
             }

@@ -157,7 +157,7 @@ package struct Intake {
         let bytes: [UInt8]
         let file: FileDescriptor
         let opened: FileStatus?
-        switch spool.openChecked(name, in: .queued, limit: settings.maxRecordSize) {
+        switch try spool.openChecked(name, in: .queued, limit: settings.maxRecordSize) {
         case (.vanished, _, _), (.read, nil, _): return nil
         case (.refused(let reason), _, _):
             if try isHalfTakenIn(name) {
@@ -197,7 +197,7 @@ package struct Intake {
         let links: Int
         do { links = try spool.directory(.queued).status(of: name)?.links ?? 1 } catch { throw SpoolError(error) }
         guard links == 2,
-            case .read(let bytes) = spool.openChecked(name, in: .queued, limit: settings.maxRecordSize, links: 2)
+            case .read(let bytes) = try spool.openChecked(name, in: .queued, limit: settings.maxRecordSize, links: 2)
                 .read,
             case .success(let record) = Record.parse(bytes, maximumSize: settings.maxRecordSize),
             case .chosen(let subscribers) = SubscriberChoice.of(record, among: settings.subscribers)
@@ -263,7 +263,7 @@ package struct Intake {
         if let earlier = planned[entry] ?? committing[entry] { return (earlier, "an earlier file of this round", nil) }
         guard let (state, folder) = try lookup.find(entry.fileName, in: spool) else { return nil }
         let place = folder.displayPath(of: entry.fileName)
-        switch spool.readChecked(entry.fileName, in: folder, limit: settings.maxRecordSize) {
+        switch try spool.readChecked(entry.fileName, in: folder, limit: settings.maxRecordSize) {
         case .read(let stored): return (stored, place, state)
         case .refused, .vanished: return ([], place, state)
         }
@@ -299,7 +299,7 @@ package struct Intake {
         let routeName = RouteFile.name(for: workout)
         // A waiting route is never replaced: the same bytes again are a
         // repeat, other bytes need a person (neither route is lost).
-        switch spool.readChecked(routeName, in: .awaitingRoute, limit: settings.maxRecordSize) {
+        switch try spool.readChecked(routeName, in: .awaitingRoute, limit: settings.maxRecordSize) {
         case .vanished: break
         case .read(let earlier) where earlier == record.bytes:
             try session.commit(

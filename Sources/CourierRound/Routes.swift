@@ -28,7 +28,7 @@ enum RouteFile {
         for subscriber in lookup.subscribers {
             let entry = EntryName(key: DeliveryKey(id: workout), subscriber: subscriber)
             guard let (_, folder) = try spool.find(entry.fileName),
-                case .read(let stored) = spool.readChecked(
+                case .read(let stored) = try spool.readChecked(
                     entry.fileName, in: folder, limit: lookup.maxRecordSize),
                 let data = JSONSplice.value(of: "data", in: stored), let inner = JSONSplice.object(at: 0, in: data),
                 let merged = inner.members.last(where: { $0.name == Array("route".utf8) }),
@@ -143,7 +143,7 @@ struct RouteStep {
         report: inout RouteReport
     ) throws(SpoolError) -> Bool {
         let workout: [UInt8]
-        switch spool.readChecked(entry.fileName, in: state, limit: settings.lookup.maxRecordSize) {
+        switch try spool.readChecked(entry.fileName, in: state, limit: settings.lookup.maxRecordSize) {
         case .vanished: return true
         case .refused(let reason):
             setAside(
@@ -218,7 +218,7 @@ struct RouteStep {
             for entry in entries {
                 // One that cannot be read is left for delivery to set aside.
                 guard
-                    case .read(let bytes) = spool.readChecked(
+                    case .read(let bytes) = try spool.readChecked(
                         entry.fileName, in: .queued, limit: settings.lookup.maxRecordSize)
                 else { continue }
                 let hasRoute =

@@ -24,14 +24,18 @@ extension Spool {
     /// what was opened (a name swapped since it was listed is caught), one
     /// link (a hard link would turn any file courier can read into an
     /// entry), within `limit` bytes, and read whole.
-    package func readChecked(_ name: FileName, in state: SpoolState, limit: Int) -> CheckedRead {
-        openChecked(name, in: directory(state), limit: limit).read
+    /// Throws only for the process's own limits (`isOwnLimit`): the file
+    /// is not at fault, and stays where it is.
+    package func readChecked(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> CheckedRead {
+        try openChecked(name, in: directory(state), limit: limit).read
     }
 
     /// `readChecked` in any folder of the spool (another worker's
     /// `sending/WORKER/`).
-    package func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) -> CheckedRead {
-        openChecked(name, in: folder, limit: limit).read
+    package func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) throws(SpoolError)
+        -> CheckedRead
+    {
+        try openChecked(name, in: folder, limit: limit).read
     }
 
     /// `readChecked`, keeping the file open for a caller that must fsync it.
@@ -39,15 +43,15 @@ extension Spool {
     /// name in a state folder (`SpoolSession.resolveHalfIntake`).
     /// `opened`: the file's status as it was opened, just before its bytes
     /// were read (the one fstat a checked read costs).
-    package func openChecked(_ name: FileName, in state: SpoolState, limit: Int, links: Int = 1) -> (
-        read: CheckedRead, file: FileDescriptor?, opened: FileStatus?
-    ) {
-        openChecked(name, in: directory(state), limit: limit, links: links)
+    package func openChecked(_ name: FileName, in state: SpoolState, limit: Int, links: Int = 1) throws(SpoolError)
+        -> (read: CheckedRead, file: FileDescriptor?, opened: FileStatus?)
+    {
+        try openChecked(name, in: directory(state), limit: limit, links: links)
     }
 
-    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int, links: Int = 1) -> (
-        read: CheckedRead, file: FileDescriptor?, opened: FileStatus?
-    ) {
+    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int, links: Int = 1)
+        throws(SpoolError) -> (read: CheckedRead, file: FileDescriptor?, opened: FileStatus?)
+    {
         do {
             let file = try folder.openFile(name, flags: O_RDONLY)
             let opened = try file.status()
@@ -69,9 +73,21 @@ extension Spool {
             return (.vanished, nil, nil)
         } catch let error where error.errno == Errno(ELOOP) {
             return (.refused("not a regular file (symbolic link); it was not followed or read"), nil, nil)
+        } catch let error where Self.isOwnLimit(error.errno) {
+            // Too many open files, or no memory: the process's limit, not
+            // the file's fault. Refusing would flag good records.
+            throw SpoolError(error)
         } catch {
             return (.refused("unreadable: \(error.errno)"), nil, nil)
         }
+    }
+}
+
+extension Spool {
+    /// An errno that says the process (or the system) is out of a
+    /// resource, not that the file is unreadable.
+    static func isOwnLimit(_ errno: Errno) -> Bool {
+        [Errno(EMFILE), Errno(ENFILE), Errno(ENOMEM)].contains(errno)
     }
 }
 
