@@ -39,22 +39,28 @@ package final class Ledger {
         guard !lines.isEmpty else { return }
         // The lines of one commit nearly always fall on one day.
         var days: [(day: String, text: [UInt8])] = []
+        // Kept for the log only if it shows any of the lines; with
+        // `--quiet` it shows none.
+        let logs = lines.contains { LogLevel(for: $0.event) <= log.threshold }
         var details: [String] = []
-        details.reserveCapacity(lines.count)
+        if logs { details.reserveCapacity(lines.count) }
         for line in lines {
-            let detail = redactor.redact(line.detail)
-            let time = times.text(of: line.time)
+            let detail = line.detail.isEmpty ? line.detail : redactor.redact(line.detail)
+            let day = times.day(of: line.time)
             let index: Int
-            if let last = days.indices.last, days[last].day == times.day {
+            if let last = days.indices.last, days[last].day == day {
                 index = last
-            } else if let found = days.firstIndex(where: { $0.day == times.day }) {
+            } else if let found = days.firstIndex(where: { $0.day == day }) {
                 index = found
             } else {
-                days.append((times.day, []))
+                var text: [UInt8] = []
+                // About what a line takes: one allocation for most commits.
+                text.reserveCapacity(lines.count * 160)
+                days.append((day, text))
                 index = days.count - 1
             }
-            line.append(to: &days[index].text, time: time, detail: detail)
-            details.append(detail)
+            line.append(to: &days[index].text, times: &times, detail: detail)
+            if logs { details.append(detail) }
         }
         var touched: [FileDescriptor] = []
         for (day, text) in days {
@@ -71,6 +77,7 @@ package final class Ledger {
                 throw SpoolError(error)
             }
         }
+        guard logs else { return }
         for (line, detail) in zip(lines, details) where LogLevel(for: line.event) <= log.threshold {
             var shown = line
             shown.detail = detail

@@ -4,11 +4,11 @@ import CourierSupport
 extension LedgerLine {
     /// The line as written, newline included, appended to `bytes` as its
     /// columns are made: nine Strings and a `joined` per line were most of
-    /// the ledger's cost in a busy round. `time` is the line's time as the
-    /// ledger writes it (`LedgerTimeText`), `detail` its detail redacted.
-    func append(to bytes: inout [UInt8], time: [UInt8], detail: String) {
+    /// the ledger's cost in a busy round. `times` writes the line's time,
+    /// `detail` is its detail redacted.
+    func append(to bytes: inout [UInt8], times: inout LedgerTimeText, detail: String) {
         let tab = UInt8(ascii: "\t")
-        bytes.append(contentsOf: time)
+        times.append(time, to: &bytes)
         bytes.append(tab)
         Self.appendEscaped(round, to: &bytes)
         bytes.append(tab)
@@ -30,19 +30,40 @@ extension LedgerLine {
     }
 
     /// `escape(text)`'s bytes; text that needs no escape, nearly all of it,
-    /// is copied as it is.
+    /// is copied as it is, looked at through its UTF-8 buffer (a String's
+    /// `utf8` view walked byte by byte cost more than the copy).
     private static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
-        if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: escape(text).utf8)
-        } else {
-            bytes.append(contentsOf: text.utf8)
+        var text = text
+        let copied = text.withUTF8 { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
         }
+        if !copied { bytes.append(contentsOf: escape(text).utf8) }
     }
 
-    /// Decimal digits; `String(value)` of a small number needs no
-    /// allocation of its own.
+    /// Decimal digits, as `String(value)` writes them, put straight into
+    /// the line.
     private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: String(value).utf8)
+        guard value >= 0 else {
+            bytes.append(contentsOf: String(value).utf8)
+            return
+        }
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        let zero = UInt8(ascii: "0")
+        bytes.append(contentsOf: repeatElement(zero, count: digits))
+        var index = bytes.count - 1
+        rest = value
+        repeat {
+            bytes[index] = zero + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        } while rest > 0
     }
 }
 
@@ -52,26 +73,33 @@ extension LedgerLine {
 struct LedgerTimeText {
     private var second = Int64.min
     private var prefix: [UInt8] = []
-    private(set) var day = ""
+    private var day = ""
 
-    /// `time` as `Timestamp.rfc3339` writes it; `day` is then its UTC day.
-    mutating func text(of time: Timestamp) -> [UInt8] {
-        let second = time.secondsSinceEpoch
-        if second != self.second {
-            self.second = second
-            // `2026-11-30T07:00:00`: the part that changes once a second.
-            prefix = Array(time.rfc3339.utf8.prefix(19))
-            day = String(decoding: prefix.prefix(10), as: UTF8.self)
-        }
+    /// The UTC day of `time`, `YYYY-MM-DD`: the name of its day file.
+    mutating func day(of time: Timestamp) -> String {
+        advance(to: time)
+        return day
+    }
+
+    /// Appends `time` as `Timestamp.rfc3339` writes it.
+    mutating func append(_ time: Timestamp, to bytes: inout [UInt8]) {
+        advance(to: time)
         let millis = Int(time.nanosecondOfSecond / 1_000_000)
         let zero = UInt8(ascii: "0")
-        var text = prefix
-        text.reserveCapacity(24)
-        text.append(UInt8(ascii: "."))
-        text.append(zero + UInt8(millis / 100))
-        text.append(zero + UInt8(millis / 10 % 10))
-        text.append(zero + UInt8(millis % 10))
-        text.append(UInt8(ascii: "Z"))
-        return text
+        bytes.append(contentsOf: prefix)
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(zero + UInt8(millis / 100))
+        bytes.append(zero + UInt8(millis / 10 % 10))
+        bytes.append(zero + UInt8(millis % 10))
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    private mutating func advance(to time: Timestamp) {
+        let second = time.secondsSinceEpoch
+        guard second != self.second else { return }
+        self.second = second
+        // `2026-11-30T07:00:00`: the part that changes once a second.
+        prefix = Array(time.rfc3339.utf8.prefix(19))
+        day = String(decoding: prefix.prefix(10), as: UTF8.self)
     }
 }

@@ -127,17 +127,20 @@ final class CurlHeaderList {
         let nodeBytes = lines.count * MemoryLayout<curl_slist>.stride
         let storage = UnsafeMutableRawPointer.allocate(
             byteCount: nodeBytes + lines.bytes.count, alignment: MemoryLayout<curl_slist>.alignment)
-        let text = (storage + nodeBytes).initializeMemory(as: CChar.self, repeating: 0, count: lines.bytes.count)
         let nodes = storage.bindMemory(to: curl_slist.self, capacity: lines.count)
-        var start = 0
-        var index = 0
-        for (offset, byte) in lines.bytes.enumerated() {
-            text[offset] = CChar(bitPattern: byte)
-            guard byte == 0 else { continue }
-            let next = index + 1 < lines.count ? nodes + index + 1 : nil
-            (nodes + index).initialize(to: curl_slist(data: text + start, next: next))
-            index += 1
-            start = offset + 1
+        lines.bytes.withUnsafeBytes { bytes in
+            // The lines in one copy, then a node for each NUL-ended line.
+            let copy = UnsafeMutableRawBufferPointer(start: storage + nodeBytes, count: bytes.count)
+            copy.copyMemory(from: bytes)
+            let text = copy.bindMemory(to: CChar.self)
+            guard let base = text.baseAddress else { return }
+            var start = 0
+            for index in 0..<lines.count {
+                let end = text[start...].firstIndex(of: 0) ?? text.count - 1
+                let next = index + 1 < lines.count ? nodes + index + 1 : nil
+                (nodes + index).initialize(to: curl_slist(data: base + start, next: next))
+                start = end + 1
+            }
         }
         self.storage = storage
         self.list = nodes

@@ -6,7 +6,7 @@ import CCurl
 /// host always verified (`ca-file` sets the CA file), HTTP/2 when a TLS
 /// server offers it, the whole request and the connect limited, and curl's
 /// detailed words for a failure in `errorBuffer`.
-package struct CurlOptions: Sendable {
+package struct CurlOptions: Sendable, Equatable {
     /// The whole request, connecting included.
     package var timeout: Duration
     /// `ca-file`: libcurl's CA file; nil keeps the system's.

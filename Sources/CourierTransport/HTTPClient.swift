@@ -12,7 +12,8 @@ package enum CourierVersion {
 /// server offers it over TLS). Single-threaded: the round's loop drives it.
 package final class HTTPClient: Transport {
     private let multi: CurlMulti
-    private var idle: [CurlEasy] = []
+    /// Handles whose transfer finished, set up for the next (`DeliveryHandle`).
+    private var idle: [DeliveryHandle] = []
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
     private let timeout: Duration
 
@@ -27,22 +28,45 @@ package final class HTTPClient: Transport {
 
     var activeCount: Int { running.count }
 
+    /// Handles kept for the next requests; for tests, which check that a
+    /// second request over a handle keeps the rules the first one had.
+    var idleCount: Int { idle.count }
+
     /// Starts a POST with its checked header lines (`DeliveryHeaders`); its
     /// response comes out of `collect` with `tag`.
     package func start(_ request: DeliveryRequest, headers: HeaderLines, tag: Int) throws(CurlError) {
-        let easy: CurlEasy
-        if let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
+        // TLS, redirects, protocols and timeouts: the same rules as catalogs.
+        let handle = try self.handle(for: CurlOptions(timeout: timeout, caFile: request.subscriber.caFile))
         let transfer = Transfer(
-            easy: easy, tag: tag, headers: CurlHeaderList(headers), capture: request.answerCapture)
+            handle: handle, tag: tag, headers: CurlHeaderList(headers), capture: request.answerCapture)
         do {
-            try configure(easy, for: request, transfer: transfer)
+            // Only what is this request's own; every request sets all of
+            // it, so nothing of the handle's last transfer is left to use.
+            let easy = handle.easy
+            try easy.set(CURLOPT_URL, request.url)
+            try easy.setPostBody(request.body)
+            try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
+            try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
             try multi.add(easy)
         } catch {
-            easy.reset()
-            idle.append(easy)
+            idle.append(handle)
             throw error
         }
-        running[easy.handle] = transfer
+        running[handle.easy.handle] = transfer
+    }
+
+    /// An idle handle that follows `options` (the last one, nearly always:
+    /// a client's requests differ in their CA file only across
+    /// subscribers), else one set up anew, else a new one.
+    private func handle(for options: CurlOptions) throws(CurlError) -> DeliveryHandle {
+        if let last = idle.last, last.options == options { return idle.removeLast() }
+        if let index = idle.lastIndex(where: { $0.options == options }) { return idle.remove(at: index) }
+        // A handle that fails to be set up again is dropped, not kept half set.
+        if let other = idle.popLast() {
+            try other.use(options)
+            return other
+        }
+        return try DeliveryHandle(options, writer: Self.write)
     }
 
     /// Drives transfers for at most `wait`; returns those that finished.
@@ -68,55 +92,47 @@ package final class HTTPClient: Transport {
         tag: Int, response: DeliveryResponse
     )? {
         guard let transfer = running.removeValue(forKey: done.easy) else { return nil }
-        let easy = transfer.easy
+        let handle = transfer.handle
+        let easy = handle.easy
         multi.remove(easy)
         let status = easy.responseCode()
         var error: CurlError?
         // An answer cut short on purpose still has its status line.
         if done.result != CURLE_OK && !(done.result == CURLE_WRITE_ERROR && transfer.answerTooLong && status > 0) {
-            error = CurlError(done.result, detail: transfer.errorText)
+            error = CurlError(done.result, detail: handle.errorText)
         }
         let response = DeliveryResponse(
             status: error == nil ? status : 0, error: error, retryAfter: easy.header("Retry-After"),
             answer: transfer.answer, duration: MonotonicInstant.now() - transfer.started)
-        easy.reset()
-        idle.append(easy)
+        idle.append(handle)
         return (transfer.tag, response)
     }
 
-    private func configure(_ easy: CurlEasy, for request: DeliveryRequest, transfer: Transfer) throws(CurlError) {
-        // TLS, redirects, protocols and timeouts: the same rules as catalogs.
-        try CurlOptions(timeout: timeout, caFile: request.subscriber.caFile).apply(
-            to: easy, errorBuffer: transfer.errorBuffer)
-        try easy.set(CURLOPT_URL, request.url)
-        try easy.setPostBody(request.body)
-        try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
-        try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
-        try easy.set(
-            CURLOPT_WRITEFUNCTION,
-            writer: { data, size, count, context in
-                guard let context else { return 0 }
-                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-                let length = size * count
-                if let data, transfer.answer.count < transfer.capture {
-                    let wanted = min(length, transfer.capture - transfer.answer.count)
-                    data.withMemoryRebound(to: UInt8.self, capacity: wanted) { bytes in
-                        transfer.answer.append(contentsOf: UnsafeBufferPointer(start: bytes, count: wanted))
-                    }
-                }
-                transfer.answerBytes += length
-                if transfer.answerBytes > max(HTTPClient.answerLimit, transfer.capture) {
-                    transfer.answerTooLong = true
-                    return 0
-                }
-                return length
-            })
+    /// CURLOPT_WRITEFUNCTION of every handle: the answer into its
+    /// `Transfer` (CURLOPT_WRITEDATA), up to the capture, and no more than
+    /// `answerLimit` read at all.
+    private static let write: curl_write_callback = { data, size, count, context in
+        guard let context else { return 0 }
+        let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+        let length = size * count
+        if let data, transfer.answer.count < transfer.capture {
+            let wanted = min(length, transfer.capture - transfer.answer.count)
+            data.withMemoryRebound(to: UInt8.self, capacity: wanted) { bytes in
+                transfer.answer.append(contentsOf: UnsafeBufferPointer(start: bytes, count: wanted))
+            }
+        }
+        transfer.answerBytes += length
+        if transfer.answerBytes > max(HTTPClient.answerLimit, transfer.capture) {
+            transfer.answerTooLong = true
+            return 0
+        }
+        return length
     }
 }
 
 /// The state of one transfer in flight; the write callback's context.
 private final class Transfer {
-    let easy: CurlEasy
+    let handle: DeliveryHandle
     let tag: Int
     let headers: CurlHeaderList
     let capture: Int
@@ -124,18 +140,11 @@ private final class Transfer {
     var answer: [UInt8] = []
     var answerBytes = 0
     var answerTooLong = false
-    /// CURLOPT_ERRORBUFFER: curl's detailed words for a failure.
-    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
-    init(easy: CurlEasy, tag: Int, headers: CurlHeaderList, capture: Int) {
-        self.easy = easy
+    init(handle: DeliveryHandle, tag: Int, headers: CurlHeaderList, capture: Int) {
+        self.handle = handle
         self.tag = tag
         self.headers = headers
         self.capture = capture
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
-
-    deinit { errorBuffer.deallocate() }
-
-    var errorText: String { String(cString: errorBuffer) }
 }

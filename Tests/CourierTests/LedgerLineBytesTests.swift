@@ -29,10 +29,26 @@ import Testing
         for (time, key, detail) in cases {
             let line = Self.line(time, key: key, detail: detail)
             var bytes: [UInt8] = []
-            let text = times.text(of: time)
-            line.append(to: &bytes, time: text, detail: detail)
+            #expect(times.day(of: time) == time.utcDay, "\(time.rfc3339)")
+            line.append(to: &bytes, times: &times, detail: detail)
             #expect(String(decoding: bytes, as: UTF8.self) == line.formatted, "\(time.rfc3339)")
-            #expect(times.day == time.utcDay, "\(time.rfc3339)")
+        }
+    }
+}
+
+extension LedgerLineBytesTests {
+    @Test("numbers are written as their decimal text, from 0 to the largest, and a negative duration with its sign")
+    func numbersAreTheirDecimalText() {
+        var times = LedgerTimeText()
+        let values: [Int64] = [0, 7, 9, 10, 99, 100, 101, 999, 1_000, 65_535, 1_234_567_890, .max, -1, -42, .min]
+        for value in values {
+            var line = Self.line(Timestamp(secondsSinceEpoch: 1_796_083_199), key: "k", detail: "")
+            line.durationMilliseconds = value
+            line.status = Int(truncatingIfNeeded: value)
+            line.attempt = Int(truncatingIfNeeded: value / 3)
+            var bytes: [UInt8] = []
+            line.append(to: &bytes, times: &times, detail: "")
+            #expect(String(decoding: bytes, as: UTF8.self) == line.formatted, "\(value)")
         }
     }
 }
