@@ -135,14 +135,8 @@ import Testing
             for occurrence in sweep.occurrences(of: operation) {
                 let label = "\(operation) #\(occurrence) fails"
                 guard
-                    let (faulted, _, outcome) = try sweep.reach(
-                        label, operation, occurrence,
-                        {
-                            let faulted = try spool()
-                            let plan = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
-                            faulted.session.faults = plan
-                            return (faulted, plan, Result { try faulted.runRound() })
-                        }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence })
+                    let (faulted, outcome) = try sweep.reachFailing(
+                        label, operation, occurrence, with: .noSpace, spool: spool, run: { try $0.runRound() })
                 else { continue }
                 #expect(throws: RoundError.self, "\(label)") { try outcome.get() }
                 faulted.session.faults = nil

@@ -69,15 +69,9 @@ import Testing
                 for occurrence in sweep.occurrences(of: operation) {
                     let label = "\(operation) #\(occurrence) fails with \(error)"
                     guard
-                        let (spool, outcome) = try sweep.reach(
-                            label, operation, occurrence,
-                            {
-                                let spool = try Self.spool(server: server)
-                                let plan = FaultPlan(failing: operation, at: occurrence, with: error)
-                                spool.session.faults = plan
-                                return (spool, plan, Result { try spool.runRound() })
-                            }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence }
-                        ).map({ ($0.0, $0.2) })
+                        let (spool, outcome) = try sweep.reachFailing(
+                            label, operation, occurrence, with: error, spool: { try Self.spool(server: server) },
+                            run: { try $0.runRound() })
                     else { continue }
                     // Every fault is reported: a round that goes on as if the
                     // disk had taken the rename, write or fsync has ignored an
@@ -143,14 +137,8 @@ import Testing
             for occurrence in sweep.occurrences(of: operation) {
                 let label = "\(operation) #\(occurrence) fails"
                 guard
-                    let (faulted, _, outcome) = try sweep.reach(
-                        label, operation, occurrence,
-                        {
-                            let faulted = try spool()
-                            let plan = FaultPlan(failing: operation, at: occurrence, with: .noSpace)
-                            faulted.session.faults = plan
-                            return (faulted, plan, Result { try faulted.runRound() })
-                        }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence })
+                    let (faulted, outcome) = try sweep.reachFailing(
+                        label, operation, occurrence, with: .noSpace, spool: spool, run: { try $0.runRound() })
                 else { continue }
                 #expect(throws: (any Error).self, "\(label)") { try outcome.get() }
                 faulted.session.faults = nil

@@ -118,14 +118,9 @@ import Testing
             for occurrence in sweep.occurrences(of: operation) {
                 let label = "\(operation) #\(occurrence) fails"
                 guard
-                    let (spool, _, outcome) = try sweep.reach(
-                        label, operation, occurrence,
-                        {
-                            let spool = try Self.faultSpool(server: server)
-                            let plan = FaultPlan(failing: operation, at: occurrence, with: Errno(EIO))
-                            spool.session.faults = plan
-                            return (spool, plan, Result { try Self.workerRound(spool) })
-                        }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence })
+                    let (spool, outcome) = try sweep.reachFailing(
+                        label, operation, occurrence, with: Errno(EIO), spool: { try Self.faultSpool(server: server) },
+                        run: { try Self.workerRound($0) })
                 else { continue }
                 switch outcome {
                 case .success:

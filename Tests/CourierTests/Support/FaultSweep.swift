@@ -59,4 +59,23 @@ struct FaultSweep {
         }
         return nil
     }
+
+    /// `reach` for the plan that fails `operation` at `occurrence` with
+    /// `error`: a fresh spool from `make` with the plan as its faults, and
+    /// what `run` on it came to.
+    func reachFailing<Outcome>(
+        _ label: String, _ operation: FaultPlan.Operation, _ occurrence: Int, with error: Errno,
+        spool make: () throws -> TemporarySpool, run: (TemporarySpool) throws -> Outcome,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (spool: TemporarySpool, outcome: Result<Outcome, any Error>)? {
+        try reach(
+            label, operation, occurrence,
+            {
+                let spool = try make()
+                let plan = FaultPlan(failing: operation, at: occurrence, with: error)
+                spool.session.faults = plan
+                return (spool, plan, Result { try run(spool) })
+            }, reached: { ($0.1.counts[operation] ?? 0) >= occurrence }, sourceLocation: sourceLocation
+        ).map { ($0.0, $0.2) }
+    }
 }
