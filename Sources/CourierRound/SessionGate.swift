@@ -1,31 +1,50 @@
-import Synchronization
+import Glibc
 
 /// One user of a round's `SpoolSession` at a time. The session is one
 /// process's way of changing the spool and is not made for two threads:
 /// its open folders, the folders claims left unsynced, the serial lock's
-/// hold, the ledger's day buffer and the fault plan are plain state. With
-/// the group commit on a thread of its own (`CommitThread`), that thread
-/// holds the gate through each `SpoolSession.commit`, and the delivery
-/// loop holds it for everything it does with the session (intake, claims,
-/// tokens, the progress file); between those the loop starts and collects
-/// requests while a commit runs. Holding it through intake also keeps the
-/// duplicate check exact: no move out of `sending/` happens while intake
-/// looks for a name in the state folders.
-final class SessionGate: Sendable {
-    private let mutex = Mutex(())
+/// hold, the ledger's day buffer and the fault plan are plain state. The
+/// commit thread (`CommitThread`) holds the gate through each commit it
+/// carries out (a group commit, an intake group's), and the delivery loop
+/// holds it for everything it does with the session (reading dropped files
+/// with the duplicate check, claims, tokens, the progress file); between
+/// those the loop starts and collects requests while a commit runs.
+/// Holding it while intake reads also keeps the duplicate check exact:
+/// nothing moves in the state folders while intake looks for a name there.
+///
+/// A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer
+/// sees a pthread mutex's lock and unlock, and not the futex under
+/// `Mutex` on Linux, so with `Mutex` it reported every use of the session
+/// on the two threads as a race (15 reports in the fault sweeps), and
+/// could not check this gate at all.
+final class SessionGate: @unchecked Sendable {
+    // `@unchecked Sendable`: the mutex is made before any thread uses the
+    // gate and destroyed after the last; pthread_mutex_* may be called from
+    // any thread.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
 
     /// Runs `body` holding the gate, waiting for it if a commit has it.
     func hold<E: Error>(_ body: () throws(E) -> Void) throws(E) {
-        try mutex.withLock { _ throws(E) in try body() }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        try body()
     }
 
     /// Runs `body` holding the gate if nobody holds it now; false when
     /// it did not run.
     func holdIfFree<E: Error>(_ body: () throws(E) -> Void) throws(E) -> Bool {
-        let ran: Bool? = try mutex.withLockIfAvailable { _ throws(E) -> Bool in
-            try body()
-            return true
-        }
-        return ran ?? false
+        guard pthread_mutex_trylock(mutex) == 0 else { return false }
+        defer { pthread_mutex_unlock(mutex) }
+        try body()
+        return true
     }
 }
