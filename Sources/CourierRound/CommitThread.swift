@@ -1,6 +1,6 @@
 import CourierSpool
+import CourierSupport
 import Glibc
-import Synchronization
 
 /// The thread a delivery pass's commits run on — its group commits and its
 /// intake groups' — so that the HTTP loop keeps starting and collecting
@@ -93,7 +93,7 @@ final class CommitThread {
         let work: () -> Outcome
     }
 
-    /// `@unchecked Sendable`: besides `state`, which its Mutex guards, it
+    /// `@unchecked Sendable`: besides `state`, which its lock guards, it
     /// holds two POSIX semaphores, set up before the thread starts and
     /// destroyed after it ended; `sem_post` and `sem_wait` may be called
     /// from any thread.
@@ -103,7 +103,7 @@ final class CommitThread {
             var outcome: Outcome?
         }
 
-        let state = Mutex(State())
+        let state = Locked(State())
         let gate: SessionGate
         /// Posted for each job handed, and once with none to stop.
         let work = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)

@@ -1,4 +1,4 @@
-import Glibc
+import CourierSupport
 
 /// One user of a round's `SpoolSession` at a time. The session is one
 /// process's way of changing the spool and is not made for two threads:
@@ -12,39 +12,24 @@ import Glibc
 /// Holding it while intake reads also keeps the duplicate check exact:
 /// nothing moves in the state folders while intake looks for a name there.
 ///
-/// A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer
-/// sees a pthread mutex's lock and unlock, and not the futex under
-/// `Mutex` on Linux, so with `Mutex` it reported every use of the session
-/// on the two threads as a race (15 reports in the fault sweeps), and
-/// could not check this gate at all.
-final class SessionGate: @unchecked Sendable {
-    // `@unchecked Sendable`: the mutex is made before any thread uses the
-    // gate and destroyed after the last; pthread_mutex_* may be called from
-    // any thread.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+/// A `Locked` (a pthread mutex), not `Synchronization.Mutex`, which
+/// ThreadSanitizer cannot see on Linux: with it the fault sweeps under
+/// `scripts/sanitize.sh thread` reported every use of the session on the
+/// two threads as a race (15 reports), and nothing was checked.
+final class SessionGate: Sendable {
+    private let lock = Locked(())
 
     /// Runs `body` holding the gate, waiting for it if a commit has it.
     func hold<E: Error>(_ body: () throws(E) -> Void) throws(E) {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        try body()
+        try lock.withLock { _ throws(E) in try body() }
     }
 
     /// Runs `body` holding the gate if nobody holds it now; false when
     /// it did not run.
     func holdIfFree<E: Error>(_ body: () throws(E) -> Void) throws(E) -> Bool {
-        guard pthread_mutex_trylock(mutex) == 0 else { return false }
-        defer { pthread_mutex_unlock(mutex) }
-        try body()
-        return true
+        try lock.withLockIfAvailable { _ throws(E) -> Bool in
+            try body()
+            return true
+        } ?? false
     }
 }
