@@ -27,14 +27,4 @@ package final class Locked<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
-
-    /// `body` under the lock if no other thread holds it now; nil when it
-    /// did not run.
-    package func withLockIfAvailable<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result)
-        throws(Failure) -> Result?
-    {
-        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
 }
