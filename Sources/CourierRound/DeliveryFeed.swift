@@ -151,7 +151,7 @@ final class DeliveryFeed {
         unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true },
         sendNow: (EntryName) -> Bool = { _ in true }
     ) throws(RoundError) {
-        while !done && !isSaturated && intakeGroupsOut < Self.intakeGroupsAhead
+        while !done && !isSaturated && intakeGroupsOut < Self.intakeGroupsAhead && intake?.holdIsDone != true
             && (hungry() || intake?.hasPending == true)
         {
             let name: FileName?

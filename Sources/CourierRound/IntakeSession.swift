@@ -19,6 +19,19 @@ final class IntakeSession {
     private var committing: [EntryName: [UInt8]] = [:]
     /// Groups handed and not committed yet, oldest first: their entries.
     private var handed: [[EntryName]] = []
+    /// Groups planned under the serial lock's present hold, which goes on
+    /// while a group waits for its commit and the next one fills.
+    private var groupsThisHold = 0
+    /// Groups one hold of the serial lock spans at most: then the pass
+    /// reads no more dropped files until they are committed and the lock
+    /// let go, so that another worker's intake, or a person's command,
+    /// gets its turn. (A hold that lasted while files streamed in kept a
+    /// second worker on GlusterFS from taking anything in for 120 s.)
+    static let groupsPerHold = 2
+
+    /// The present hold has spanned its groups: no new group until the
+    /// ones out are committed.
+    var holdIsDone: Bool { !handed.isEmpty && groupsThisHold >= Self.groupsPerHold }
     private(set) var report = IntakeReport()
     /// Held from a group's first file to its commit: the duplicate check
     /// and the entries it decides on are one step between workers (and a
@@ -46,6 +59,9 @@ final class IntakeSession {
     func offer(_ name: FileName, kind: FileStatus.Kind?) throws(SpoolError) {
         if serial == nil {
             beforeSerialLock()
+            // No group of this session waits for its commit: the hold
+            // before has ended, and others had their turn at the lock.
+            if handed.isEmpty { groupsThisHold = 0 }
             let lock = try intake.session.serialLock()
             lookup.locked(lock)
             serial = lock
@@ -98,6 +114,7 @@ final class IntakeSession {
         let entries = group.flatMap(\.entries)
         for entry in entries { committing[entry] = planned[entry] }
         handed.append(entries)
+        groupsThisHold += 1
         // Names the commit makes: the listing holds them from now on, as
         // `committing` does until they are on disk.
         for entry in entries { lookup.made(entry.fileName) }
