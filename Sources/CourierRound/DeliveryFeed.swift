@@ -65,9 +65,9 @@ final class DeliveryFeed {
     private var arriving = 0
     private var arrivingBytes = 0
     /// Where entries a committed intake group took into `sending/` go
-    /// (the pass's check that their subscriber is still sent to); by
-    /// default into the feed.
-    var arrived: ([DeliveryItem]) -> Void = { _ in }
+    /// (the pass's check that their subscriber is still sent to); nil:
+    /// straight into the feed.
+    var arrived: (([DeliveryItem]) -> Void)?
     private var buffered: [SubscriberName: Queue] = [:]
     private(set) var done = false
     private(set) var count = 0
@@ -98,7 +98,6 @@ final class DeliveryFeed {
         }
         self.intake = intake
         self.commits = commits
-        arrived = { [unowned self] items in add(items) }
     }
 
     var isEmpty: Bool { done && count == 0 && intakeGroupsOut == 0 }
@@ -209,7 +208,7 @@ final class DeliveryFeed {
                 intakeGroupsOut -= 1
                 arriving -= expected.items
                 arrivingBytes -= expected.bytes
-                arrived(items)
+                if let arrived { arrived(items) } else { add(items) }
             })
     }
 

@@ -12,9 +12,9 @@ import CourierSpool
 ///
 /// Commits run on a thread of its own (`CommitThread`), one at a time in
 /// the order handed, while the pass goes on: what is handed while one runs
-/// waits in a queue (a group commit handed while another waits there joins
-/// it). The loop waits only when it has nothing else to do, and at the end
-/// of the pass. Every other use of the session by the pass goes through
+/// waits in a queue, at most one group commit in it; an intake group and a
+/// group commit waiting together are carried out as one commit. The loop
+/// waits only when it has nothing else to do, and at the end of the pass. Every other use of the session by the pass goes through
 /// `exclusive`, so the session has one user at a time (`SessionGate`), and
 /// a commit that failed meanwhile is the pass's error before it does
 /// anything more with the spool.
@@ -82,8 +82,7 @@ final class GroupCommit {
 
     /// Hands what has gathered to the commit thread. One group commit
     /// waits in the queue at most: a second waits for the thread first.
-    /// (They are never merged: how many commits a round makes does not
-    /// depend on how fast the thread is, which the fault sweep counts on.)
+    /// (Two are never merged: that bounds what a crash repeats.)
     func commit() throws(RoundError) {
         guard !gathered.isEmpty else { return }
         while queue.contains(where: \.isSettle) { try waitForRunning() }
