@@ -231,7 +231,17 @@ for _ in $(seq 1200); do
     [ "$(delivering)" -gt 0 ] && break
     sleep 0.1
 done
-[ "$(delivering)" -gt 0 ] || { echo "FAILED: hostA delivered nothing in 120 s"; exit 1; }
+if [ "$(delivering)" -eq 0 ]; then
+    echo "FAILED: hostA delivered nothing in 120 s"
+    echo "queued/ $(visible "$spoolB/queued"), sent/ $(visible "$spoolB/sent"), claims $(claims)"
+    for worker in hostA hostB; do
+        echo "$worker's rounds:"
+        { head -5 "$work/$worker.log"; echo "  …"; tail -5 "$work/$worker.log"; } | sed 's/^/  /'
+        echo "$worker's ledger, by outcome:"
+        cat "$spoolB"/ledger/*."$worker".tsv 2>/dev/null | cut -f5 | sort | uniq -c | sed 's/^/  /'
+    done
+    exit 1
+fi
 sleep "$(printf '0.%03d' $((RANDOM % 500)))"
 clientA=$(pgrep -f -- "--volfile-id=/$volume $work/m1\$" || true)
 [ -n "$clientA" ] && kill -9 $clientA

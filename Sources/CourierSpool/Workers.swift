@@ -12,6 +12,7 @@ extension Spool {
     static let workersName = FileName("workers")
     static let roundLockName = FileName("round.lock")
     static let serialLockName = FileName("serial.lock")
+    static let serialTurnstileName = FileName("serial.turnstile")
 
     /// Makes this spool handle claim into `sending/WORKER/` (made if missing).
     package func join(as worker: WorkerID) throws(SpoolError) {
@@ -71,7 +72,21 @@ extension Spool {
     /// apart, but not a round from the commands beside it, and a round's
     /// intake lists the state folders under this lock (`StateListing`).
     /// Held until the value goes (`withExtendedLifetime`).
+    ///
+    /// flock hands nothing over: a holder that lets go and asks again at
+    /// once takes the lock back before a process woken from its wait runs
+    /// (a round streaming dropped files in did, and on GlusterFS kept
+    /// another worker out for 78 s). So whoever asks waits in the
+    /// turnstile first (`serial.turnstile`), and holds it until it has
+    /// the lock: a holder asking again queues behind the one waiting.
     package func serialLock() throws(SpoolError) -> SerialLock {
+        let turnstile = try lockFile(Self.serialTurnstileName, in: control)
+        defer { withExtendedLifetime(turnstile) {} }
+        do {
+            _ = try turnstile.lockExclusively(wait: true)
+        } catch {
+            throw .operation("lock", path: turnstile.path, error.errno)
+        }
         let file = try lockFile(Self.serialLockName, in: control)
         do {
             _ = try file.lockExclusively(wait: true)

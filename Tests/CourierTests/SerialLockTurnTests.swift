@@ -1,0 +1,69 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import CourierPosix
+@testable import CourierSpool
+@testable import CourierSupport
+
+/// flock hands nothing over: a holder that lets the serial lock go and
+/// asks for it again at once takes it back before a process woken from
+/// its wait runs. A round reading a stream of dropped files does exactly
+/// that between intake holds, and on GlusterFS kept a second worker out
+/// for a whole round (78 s). Whoever waits for the serial lock waits in
+/// its turnstile first, so the holder asking again queues behind it.
+@Suite struct SerialLockTurnTests {
+    /// Whether a process waits in the turnstile now (holds it).
+    static func someoneWaits(in spool: TemporarySpool) -> Bool {
+        let path = spool.path + "/.courier/" + Spool.serialTurnstileName.description
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return flock(descriptor, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
+    @Test(
+        "a holder that lets the serial lock go and asks again at once waits until the process that was waiting had its turn"
+    )
+    func aWaiterGetsItsTurn() throws {
+        let spool = try TemporarySpool()
+        let holder = try Spool(path: spool.path)
+        var held: SerialLock? = try holder.serialLock()
+        let waiterHadIt = Locked(false)
+        let waiterFailed = Locked<String?>(nil)
+        let waiterDone = DispatchSemaphore(value: 0)
+        let path = spool.path
+        Thread {
+            defer { waiterDone.signal() }
+            do {
+                let lock = try Spool(path: path).serialLock()
+                waiterHadIt.withLock { $0 = true }
+                withExtendedLifetime(lock) {}
+            } catch {
+                waiterFailed.withLock { $0 = "\(error)" }
+            }
+        }.start()
+        // However loaded the machine, the waiter is queued before the
+        // holder lets go.
+        let deadline = Date().addingTimeInterval(30)
+        while !Self.someoneWaits(in: spool) && Date() < deadline { usleep(1_000) }
+        try #require(Self.someoneWaits(in: spool), "the waiter never waited in the turnstile")
+        #expect(!waiterHadIt.withLock { $0 })
+
+        held = nil
+        held = try holder.serialLock()
+        #expect(waiterHadIt.withLock { $0 }, "the holder took the lock back before the waiter had it")
+        withExtendedLifetime(held) {}
+        held = nil
+        waiterDone.wait()
+        #expect(waiterFailed.withLock { $0 } == nil)
+    }
+
+    @Test("taking the serial lock with nobody waiting leaves the turnstile free")
+    func theTurnstileIsFreeAfterwards() throws {
+        let spool = try TemporarySpool()
+        let lock = try Spool(path: spool.path).serialLock()
+        #expect(!Self.someoneWaits(in: spool))
+        withExtendedLifetime(lock) {}
+    }
+}
