@@ -36,7 +36,9 @@ package struct CatalogSync {
         do {
             lockFile = try session.spool.control.openFile(
                 FileName("catalog-\(catalog.name).lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
-            _ = try lockFile.lockExclusively(wait: true)
+            // Asked for again, not waited for: on a shared spool another
+            // host may sync the same catalog (`lockExclusivelyAskingAgain`).
+            try lockFile.lockExclusivelyAskingAgain()
         } catch {
             throw .spool(SpoolError(error))
         }

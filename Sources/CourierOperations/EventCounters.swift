@@ -48,7 +48,9 @@ struct EventCounters {
         let lock: FileDescriptor
         do {
             lock = try spool.control.openFile(FileName("event-counts.lock"), flags: O_RDWR | O_CREAT, mode: 0o640)
-            _ = try lock.lockExclusively(wait: true)
+            // Asked for again, not waited for: on a shared spool another
+            // host's command may count at once (`lockExclusivelyAskingAgain`).
+            try lock.lockExclusivelyAskingAgain()
         } catch {
             throw SpoolError(error)
         }

@@ -185,6 +185,20 @@ package final class FileDescriptor {
         try lock(LOCK_EX, wait: wait)
     }
 
+    /// An exclusive lock as `lockExclusively(wait: true)`, waited for by
+    /// asking again without blocking, after pauses that grow from 1 to
+    /// 32 ms. GlusterFS can leave a blocking request waiting after the
+    /// lock is free: a worker on it waited out a 76 s round while the
+    /// other took and left the lock hundreds of times, and was granted it
+    /// at once when strace interrupted its wait.
+    package func lockExclusivelyAskingAgain() throws(SystemError) {
+        var pause: Duration = .milliseconds(1)
+        while try !lock(LOCK_EX, wait: false) {
+            MonotonicInstant.sleep(until: MonotonicInstant.now() + pause)
+            pause = min(pause * 2, .milliseconds(32))
+        }
+    }
+
     /// A shared advisory lock: many holders, none while one holds it
     /// exclusively.
     package func lockShared(wait: Bool) throws(SystemError) -> Bool {

@@ -73,23 +73,25 @@ extension Spool {
     /// intake lists the state folders under this lock (`StateListing`).
     /// Held until the value goes (`withExtendedLifetime`).
     ///
-    /// flock hands nothing over: a holder that lets go and asks again at
-    /// once takes the lock back before a process woken from its wait runs
-    /// (a round streaming dropped files in did, and on GlusterFS kept
-    /// another worker out for 78 s). So whoever asks waits in the
-    /// turnstile first (`serial.turnstile`), and holds it until it has
-    /// the lock: a holder asking again queues behind the one waiting.
+    /// Both locks are waited for by asking again, never by a blocking
+    /// flock, which GlusterFS can leave unanswered after the lock is free
+    /// (`lockExclusivelyAskingAgain`); asking again keeps no queue, so a
+    /// holder that lets go and asks at once (a round streaming dropped
+    /// files in, between holds) would win every time. So whoever asks
+    /// waits in the turnstile first (`serial.turnstile`) and holds it
+    /// until it has the lock: a holder asking again queues behind the
+    /// one waiting.
     package func serialLock() throws(SpoolError) -> SerialLock {
         let turnstile = try lockFile(Self.serialTurnstileName, in: control)
         defer { withExtendedLifetime(turnstile) {} }
         do {
-            _ = try turnstile.lockExclusively(wait: true)
+            try turnstile.lockExclusivelyAskingAgain()
         } catch {
             throw .operation("lock", path: turnstile.path, error.errno)
         }
         let file = try lockFile(Self.serialLockName, in: control)
         do {
-            _ = try file.lockExclusively(wait: true)
+            try file.lockExclusivelyAskingAgain()
             return try SerialLock(holding: file)
         } catch {
             throw .operation("lock", path: file.path, error.errno)

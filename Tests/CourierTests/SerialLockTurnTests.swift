@@ -59,6 +59,29 @@ import Testing
         #expect(waiterFailed.withLock { $0 } == nil)
     }
 
+    @Test("a lock asked for again is not had while another holds it, and is had soon after it is let go")
+    func askingAgainWaitsForTheHolder() throws {
+        let spool = try TemporarySpool()
+        let path = spool.path + "/.courier/asked.lock"
+        let holder = open(path, O_RDWR | O_CREAT, 0o600)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        let had = Locked(false)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            defer { done.signal() }
+            let asker = FileDescriptor(owning: open(path, O_RDWR), path: path)
+            guard (try? asker.lockExclusivelyAskingAgain()) != nil else { return }
+            had.withLock { $0 = true }
+        }.start()
+        // However long it asks, it is refused while the holder holds.
+        #expect(done.wait(timeout: .now() + .milliseconds(300)) == .timedOut)
+        #expect(!had.withLock { $0 })
+        flock(holder, LOCK_UN)
+        #expect(done.wait(timeout: .now() + .seconds(30)) == .success)
+        #expect(had.withLock { $0 })
+    }
+
     @Test("taking the serial lock with nobody waiting leaves the turnstile free")
     func theTurnstileIsFreeAfterwards() throws {
         let spool = try TemporarySpool()
