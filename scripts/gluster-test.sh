@@ -4,9 +4,10 @@
 # a worker on each (COURIER_WORKER_ID=hostA through mount 1, hostB through
 # mount 2, each with its own configuration file), `courier sink` on 127.0.0.1.
 #   1. records/s on GlusterFS with one worker, then with two;
-#   2. a host lost mid-round: hostA's glusterfs client and its worker are
-#      killed -9 and its mount torn down; how long until the bricks free its
-#      lock, and the survivor's next rounds take back sending/hostA/;
+#   2. a host lost mid-round: the first host to deliver one of a new batch
+#      has its glusterfs client and its worker killed -9 and its mount torn
+#      down; how long until the bricks free its lock, and the survivor's
+#      next rounds take back sending/WORKER/;
 #   3. the promises: every record in sent/ and in no other state, the sink
 #      stores each key once, sending/ and every sending/WORKER/ empty, every
 #      line of every ledger/*.tsv whole (nine columns, newline-terminated),
@@ -215,51 +216,64 @@ worker_loop() {
             sleep 0.1
         done' "$work" "$1" "$BINARY" &
 }
-echo "== a host lost mid-round: $RECORDS records, hostA and hostB in loops, then hostA's client and worker killed -9"
+echo "== a host lost mid-round: $RECORDS records, hostA and hostB in loops, then the first to deliver one (its client and worker) killed -9"
 drop lost "$RECORDS"
 worker_loop hostA
 loopA=$!
 worker_loop hostB
 loopB=$!
 loops="$loopA $loopB"
-disown "$loopA"
-# Mid-round: 0 to 499 ms after hostA's first delivery of these records is in
-# its ledger, when it has requests in flight, answers waiting for their group
-# commit, and maybe an intake group between its ledger lines and its renames.
-delivering() { cat "$spoolB"/ledger/*.hostA.tsv 2>/dev/null | grep -cP '\tlost-\d+\tsent\t' || true; }
+disown "$loopA" "$loopB"
+# Mid-round: 0 to 499 ms after a host's first delivery of these records is
+# in its ledger, when it has requests in flight, answers waiting for their
+# group commit, and maybe an intake group between its ledger lines and its
+# renames. Whichever host that is: on GlusterFS one worker's intake can keep
+# the other waiting for serial.lock for a whole round (docs/scale-out.md),
+# and a host that has taken nothing in has nothing to lose.
+delivered() { cat "$spoolB"/ledger/*."$1".tsv 2>/dev/null | grep -cP '\tlost-\d+\tsent\t' || true; }
+victim=""
 for _ in $(seq 1200); do
-    [ "$(delivering)" -gt 0 ] && break
+    for worker in hostA hostB; do
+        [ "$(delivered "$worker")" -gt 0 ] && { victim=$worker; break 2; }
+    done
     sleep 0.1
 done
-if [ "$(delivering)" -eq 0 ]; then
-    echo "FAILED: hostA delivered nothing in 120 s"
+if [ -z "$victim" ]; then
+    echo "FAILED: neither host delivered anything in 120 s"
     echo "queued/ $(visible "$spoolB/queued"), sent/ $(visible "$spoolB/sent"), claims $(claims)"
     for worker in hostA hostB; do
         echo "$worker's rounds:"
-        { head -5 "$work/$worker.log"; echo "  …"; tail -5 "$work/$worker.log"; } | sed 's/^/  /'
+        { head -5 "$work/$worker.log"; echo "…"; tail -5 "$work/$worker.log"; } | sed 's/^/  /'
         echo "$worker's ledger, by outcome:"
         cat "$spoolB"/ledger/*."$worker".tsv 2>/dev/null | cut -f5 | sort | uniq -c | sed 's/^/  /'
     done
     exit 1
 fi
+if [ "$victim" = hostA ]; then
+    victimMount=1 survivor=hostB survivorLoop=$loopB victimLoop=$loopA
+else
+    victimMount=2 survivor=hostA survivorLoop=$loopA victimLoop=$loopB
+fi
 sleep "$(printf '0.%03d' $((RANDOM % 500)))"
-clientA=$(pgrep -f -- "--volfile-id=/$volume $work/m1\$" || true)
-[ -n "$clientA" ] && kill -9 $clientA
-kill -9 -- "-$loopA"
+victimClient=$(pgrep -f -- "--volfile-id=/$volume $work/m$victimMount\$" || true)
+[ -n "$victimClient" ] && kill -9 $victimClient
+kill -9 -- "-$victimLoop"
 lost=$(now)
-loops=$loopB
-# What hostA had claimed when it was lost (hostB cannot take it back before
+loops=$survivorLoop
+# From here on, the spool as the survivor's mount shows it.
+spoolB=$work/m$((3 - victimMount))/spool
+# What the lost host had claimed (the survivor cannot take it back before
 # the lock is free, and recovers at the start of a round).
-find "$spoolB/sending/hostA" -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%f\n' > "$work/stranded"
-umount -l "$work/m1"
-# How long until the bricks let another client take hostA's lock.
-until flock -n -s "$spoolB/.courier/workers/hostA.lock" true 2>/dev/null; do
-    past "$lost" 300 && { echo "FAILED: hostA's lock still held after 300 s"; exit 1; }
+find "$spoolB/sending/$victim" -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%f\n' > "$work/stranded"
+umount -l "$work/m$victimMount"
+# How long until the bricks let another client take the lost host's lock.
+until flock -n -s "$spoolB/.courier/workers/$victim.lock" true 2>/dev/null; do
+    past "$lost" 300 && { echo "FAILED: $victim's lock still held after 300 s"; exit 1; }
     sleep 0.01
 done
 released=$(since "$lost")
-echo "host lost: $(wc -l < "$work/stranded") claims stranded in sending/hostA/; its lock free after $released s"
-COURIER_WORKER_ID=hostB "$BINARY" --config "$work/hostB.conf" status | sed -n '/^workers/,/^$/p'
+echo "$victim lost: $(wc -l < "$work/stranded") claims stranded in sending/$victim/; its lock free after $released s"
+COURIER_WORKER_ID=$survivor "$BINARY" --config "$work/$survivor.conf" status | sed -n '/^workers/,/^$/p'
 # The survivor delivers everything.
 while [ "$(visible "$spoolB/queued")" -gt 0 ] || [ "$(claims)" -gt 0 ] ||
     [ "$(visible "$spoolB/sent")" -lt $((RECORDS + 2 * MEASURED)) ]; do
@@ -268,17 +282,17 @@ while [ "$(visible "$spoolB/queued")" -gt 0 ] || [ "$(claims)" -gt 0 ] ||
 done
 done_after=$(since "$lost")
 touch "$work/stop"
-wait "$loopB" || true
+wait "$survivorLoop" 2>/dev/null || true
 loops=""
-echo "survivor: everything in sent/ $done_after s after the host was lost"
-echo "hostB's rounds:"
-sed 's/^/  /' "$work/hostB.log"
+echo "survivor $survivor: everything in sent/ $done_after s after the host was lost"
+echo "$survivor's rounds:"
+sed 's/^/  /' "$work/$survivor.log"
 echo "tmp/: $(visible "$spoolB/tmp") files left (the lost host's staging files wait for prune's 36 h)"
 
 # --- the promises -----------------------------------------------------------
-python3 - "$spoolB" "$work/sink/new" "$work/received.tsv" "$lost" "$MEASURED" "$RECORDS" "$work/stranded" <<'PY'
+python3 - "$spoolB" "$work/sink/new" "$work/received.tsv" "$lost" "$MEASURED" "$RECORDS" "$work/stranded" "$victim" <<'PY'
 import datetime, os, sys
-spool, stored_dir, received, lost, measured, records, stranded = sys.argv[1:8]
+spool, stored_dir, received, lost, measured, records, stranded, victim = sys.argv[1:9]
 stranded = set(open(stranded).read().split())
 lost, measured, records = float(lost), int(measured), int(records)
 keys = [f"one-{i:06d}" for i in range(measured)] + [f"two-{i:06d}" for i in range(measured)] \
@@ -332,15 +346,15 @@ if torn: problems.append(f"{len(torn)} torn ledger lines, e.g. {torn[:3]}")
 # One `accepted` line per key, but for one case the design makes (§10,
 # "Ledger first"): an intake group's lines are fsynced before its renames, so
 # a worker killed in between leaves `accepted` lines for files still in
-# queued/, which the survivor takes in again and accepts. Only hostA's last
+# queued/, which the survivor takes in again and accepts. Only the lost host's last
 # round, the one killed, may have such lines, and only for files it had not
 # renamed (not among its stranded claims); any other repeat is two workers
 # taking in the same file.
-killed = [round for name, round in last.items() if ".hostA." in name]
+killed = [round for name, round in last.items() if f".{victim}." in name]
 killed = killed[-1] if killed else None
 again = 0
 for key, where in accepted.items():
-    before = [w for w in where if ".hostA." in w[0] and w[2] == killed]
+    before = [w for w in where if f".{victim}." in w[0] and w[2] == killed]
     others = [w for w in where if w not in before]
     if len(where) == 1: continue
     if len(before) == 1 and len(others) == 1 and others[0][1] >= before[0][1] \
@@ -354,21 +368,21 @@ print(f"accepted: one line per key; {again} keys also in the killed round {kille
       "whose lines were written before its renames (ledger first)" if again else
       "accepted: one line per key")
 
-# The survivor's recovery of hostA's claims, by the ledger's clock.
+# The survivor's recovery of the lost host's claims, by the ledger's clock.
 def seconds(stamp):
     return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
 recovered = []
 for name in files:
     for line in open(os.path.join(ledger, name), "rb").read().splitlines():
         columns = line.decode(errors="replace").split("\t")
-        if len(columns) == 9 and columns[4] == "recovered" and "worker hostA stopped" in columns[8]:
+        if len(columns) == 9 and columns[4] == "recovered" and f"worker {victim} stopped" in columns[8]:
             recovered.append((seconds(columns[0]), name))
 if recovered:
     first = min(recovered)
-    print(f"hostA's claims: {len(recovered)} recovered by {sorted({n.split('.')[1] for _, n in recovered})}, "
+    print(f"{victim}'s claims: {len(recovered)} recovered by {sorted({n.split('.')[1] for _, n in recovered})}, "
           f"the first {first[0] - lost:.2f} s after the host was lost")
 else:
-    print("hostA's claims: none to recover (its round had committed them)")
+    print(f"{victim}'s claims: none to recover (its round had committed them)")
 print(f"ledger: {lines} lines in {len(files)} files ({', '.join(files)}), {duplicates} duplicate; "
       f"sink: {len(requests)} requests for {len(set(requests))} keys ({resent} resent)")
 print("checks: " + ("ok" if not problems else "FAILED:\n  " + "\n  ".join(problems)))
