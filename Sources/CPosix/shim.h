@@ -8,12 +8,17 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 static inline int courier_syncfs(int fd) { return syncfs(fd); }
+
+/* An eventfd(2) counter, non-blocking; -1 with errno if none. Swift's Glibc
+   module does not bring <sys/eventfd.h>. */
+static inline int courier_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 /* The file system type (statfs(2)'s f_type) of an open file, or -1. Swift's
    Glibc module does not bring <sys/vfs.h>. */

@@ -1,3 +1,4 @@
+import CourierPosix
 import CourierSpool
 import CourierSupport
 import Glibc
@@ -75,6 +76,10 @@ final class CommitThread {
         sem_trywait(shared.done) == 0 ? shared.takeOutcome() : nil
     }
 
+    /// A file descriptor readable from when a commit finishes until its
+    /// outcome is taken: the loop waits for answers and for it at once.
+    var finishedSignal: EventSignal? { shared.finished }
+
     /// Lets a commit handed and not waited for finish (a crash could cut
     /// it anywhere too, but a pass that ends does not), then ends the
     /// thread.
@@ -96,7 +101,7 @@ final class CommitThread {
     /// `@unchecked Sendable`: besides `state`, which its lock guards, it
     /// holds two POSIX semaphores, set up before the thread starts and
     /// destroyed after it ended; `sem_post` and `sem_wait` may be called
-    /// from any thread.
+    /// from any thread, as `EventSignal`'s may.
     private final class Shared: @unchecked Sendable {
         struct State {
             var job: Job?
@@ -109,6 +114,10 @@ final class CommitThread {
         let work = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         /// Posted as each job's outcome is ready.
         let done = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        /// Raised with `done`, for a poll: readable while an outcome waits.
+        /// Nil if the system gave none: the loop then sees a commit finish
+        /// at its next turn.
+        let finished = EventSignal()
 
         init(gate: SessionGate) {
             self.gate = gate
@@ -124,7 +133,8 @@ final class CommitThread {
         }
 
         func takeOutcome() -> Outcome {
-            state.withLock { state in
+            finished?.clear()
+            return state.withLock { state in
                 let outcome = state.outcome ?? .success([])
                 state.outcome = nil
                 return outcome
@@ -153,6 +163,9 @@ final class CommitThread {
                     job = nil
                     state.withLock { $0.outcome = outcome }
                 }
+                // Readable before the outcome can be taken, so that taking
+                // it always finds the count to clear.
+                finished?.raise()
                 sem_post(done)
             }
         }

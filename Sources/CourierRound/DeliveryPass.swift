@@ -162,12 +162,19 @@ final class DeliveryPass {
             let now = clock()
             var wait: Duration = .seconds(1)
             // An intake group being committed: its entries start as soon
-            // as it is done, not at the next answer.
-            if feed.intakeGroupsOut > 0 { wait = min(wait, .milliseconds(1)) }
+            // as it is done, not at the next answer. The wait ends when the
+            // commit out on the thread finishes (the group's, or one ahead
+            // of it, whose end hands the group's); without a signal, it
+            // looks again in a millisecond.
+            var signal: Int32?
+            if feed.intakeGroupsOut > 0 {
+                signal = commits.finishedSignal
+                if signal == nil { wait = min(wait, .milliseconds(1)) }
+            }
             if let soonest = waiting.map(\.due).min() { wait = min(wait, max(.zero, soonest - now)) }
             if let deadline = commits.deadline { wait = min(wait, max(.zero, deadline - now)) }
             let finished: [(tag: Int, response: DeliveryResponse)]
-            do { finished = try startedTransport().collect(wait: wait) } catch { throw .curl(error) }
+            do { finished = try startedTransport().collect(wait: wait, signal: signal) } catch { throw .curl(error) }
             try settle(finished)
             try commits.check()
             if commits.isDue(at: clock()) { try commits.commit() }

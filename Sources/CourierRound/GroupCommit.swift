@@ -73,6 +73,13 @@ final class GroupCommit {
     /// A commit runs or waits to run.
     var isBusy: Bool { running != nil || !queue.isEmpty }
 
+    /// While a job is out on the thread: a file descriptor readable once
+    /// it finished, for the loop to wait on with its answers.
+    var finishedSignal: Int32? {
+        guard running != nil else { return nil }
+        return thread?.finishedSignal?.descriptor
+    }
+
     /// Due when full or old enough. (The pass also commits when it has
     /// nothing in flight after starting what it can, rather than wait.)
     func isDue(at now: MonotonicInstant) -> Bool {

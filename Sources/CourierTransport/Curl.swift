@@ -182,12 +182,20 @@ final class CurlMulti {
         return Int(running)
     }
 
-    /// Sleeps until a transfer has something to do or `timeout` passes.
-    func poll(timeout: Duration) throws(CurlError) {
+    /// Sleeps until a transfer has something to do, `signal` (a file
+    /// descriptor) is readable, or `timeout` passes. True when `signal` is.
+    func poll(timeout: Duration, signal: Int32? = nil) throws(CurlError) -> Bool {
         var ready: Int32 = 0
         let milliseconds = Int32(clamping: max(0, timeout.milliseconds))
-        let code = courier_multi_poll(handle, nil, 0, milliseconds, &ready)
+        guard let signal else {
+            let code = courier_multi_poll(handle, nil, 0, milliseconds, &ready)
+            guard code == CURLM_OK else { throw CurlError(multi: code) }
+            return false
+        }
+        var extra = curl_waitfd(fd: signal, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        let code = courier_multi_poll(handle, &extra, 1, milliseconds, &ready)
         guard code == CURLM_OK else { throw CurlError(multi: code) }
+        return extra.revents & Int16(CURL_WAIT_POLLIN) != 0
     }
 
     /// The transfers that finished since the last call: easy handle and result.

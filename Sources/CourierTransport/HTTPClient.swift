@@ -1,6 +1,7 @@
 import CCurl
 import CourierConfig
 import CourierPosix
+import Glibc
 
 /// The version courier reports in User-Agent and `--version`.
 package enum CourierVersion {
@@ -69,22 +70,36 @@ package final class HTTPClient: Transport {
         return try DeliveryHandle(options, writer: Self.write)
     }
 
-    /// Drives transfers for at most `wait`; returns those that finished.
-    /// With nothing in flight it sleeps out `wait`: the round's loop asks for
-    /// exactly the time until its next retry is due, and must not spin.
-    package func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)] {
+    /// Drives transfers for at most `wait`, or until `signal` is readable
+    /// (the round's commit thread finished a commit); returns those that
+    /// finished. With nothing in flight it sleeps out `wait` (or until the
+    /// signal): the round's loop asks for exactly the time until its next
+    /// retry is due, and must not spin.
+    package func collect(wait: Duration, signal: Int32?) throws(CurlError) -> [(
+        tag: Int, response: DeliveryResponse
+    )] {
         let deadline = MonotonicInstant.now() + wait
         while true {
             _ = try multi.perform()
             let done = multi.finished()
             if !done.isEmpty { return done.compactMap(finish) }
             if running.isEmpty {
-                MonotonicInstant.sleep(until: deadline)
+                if let signal {
+                    var watched = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
+                    let milliseconds = Int32(clamping: max(0, (deadline - MonotonicInstant.now()).milliseconds))
+                    _ = Glibc.poll(&watched, 1, milliseconds)
+                } else {
+                    MonotonicInstant.sleep(until: deadline)
+                }
                 return []
             }
             let remaining = deadline - MonotonicInstant.now()
             if remaining <= .zero { return [] }
-            try multi.poll(timeout: min(remaining, .seconds(1)))
+            if try multi.poll(timeout: min(remaining, .seconds(1)), signal: signal) {
+                // The answers that came with it, without waiting again.
+                _ = try multi.perform()
+                return multi.finished().compactMap(finish)
+            }
         }
     }
 

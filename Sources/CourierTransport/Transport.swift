@@ -9,6 +9,15 @@ package protocol Transport: AnyObject {
     /// of `collect` under `tag`.
     func start(_ request: DeliveryRequest, headers: HeaderLines, tag: Int) throws(CurlError)
 
+    /// Drives transfers for at most `wait`, or until `signal` (a file
+    /// descriptor another thread makes readable) is readable; returns
+    /// those that finished.
+    func collect(wait: Duration, signal: Int32?) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)]
+}
+
+extension Transport {
     /// Drives transfers for at most `wait`; returns those that finished.
-    func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)]
+    package func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)] {
+        try collect(wait: wait, signal: nil)
+    }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 @testable import CourierConfig
 @testable import CourierTransport
 
@@ -25,8 +27,19 @@ final class ScriptedTransport: Transport {
         pending.append((tag, request))
     }
 
-    func collect(wait: Duration) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)] {
+    /// With `signal` (a commit out on the round's thread) and nothing
+    /// started, it waits for the signal for real, as long as `wait` on
+    /// the wall clock, and the fake clock moves by a millisecond if it
+    /// came.
+    func collect(wait: Duration, signal: Int32?) throws(CurlError) -> [(tag: Int, response: DeliveryResponse)] {
         guard !pending.isEmpty else {
+            if let signal {
+                var watched = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
+                if poll(&watched, 1, Int32(clamping: wait.milliseconds)) > 0 {
+                    clock.advance(by: .milliseconds(1))
+                    return []
+                }
+            }
             clock.advance(by: wait)
             return []
         }
