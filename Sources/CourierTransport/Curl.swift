@@ -187,13 +187,11 @@ final class CurlMulti {
     func poll(timeout: Duration, signal: Int32? = nil) throws(CurlError) -> Bool {
         var ready: Int32 = 0
         let milliseconds = Int32(clamping: max(0, timeout.milliseconds))
-        guard let signal else {
-            let code = courier_multi_poll(handle, nil, 0, milliseconds, &ready)
-            guard code == CURLM_OK else { throw CurlError(multi: code) }
-            return false
-        }
-        var extra = curl_waitfd(fd: signal, events: Int16(CURL_WAIT_POLLIN), revents: 0)
-        let code = courier_multi_poll(handle, &extra, 1, milliseconds, &ready)
+        var extra = curl_waitfd(fd: signal ?? -1, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        let code =
+            signal == nil
+            ? courier_multi_poll(handle, nil, 0, milliseconds, &ready)
+            : courier_multi_poll(handle, &extra, 1, milliseconds, &ready)
         guard code == CURLM_OK else { throw CurlError(multi: code) }
         return extra.revents & Int16(CURL_WAIT_POLLIN) != 0
     }

@@ -6,12 +6,12 @@ import Testing
 @testable import CourierSpool
 @testable import CourierSupport
 
-/// flock hands nothing over: a holder that lets the serial lock go and
-/// asks for it again at once takes it back before a process woken from
-/// its wait runs. A round reading a stream of dropped files does exactly
-/// that between intake holds, and on GlusterFS kept a second worker out
-/// for a whole round (78 s). Whoever waits for the serial lock waits in
-/// its turnstile first, so the holder asking again queues behind it.
+/// The serial lock is asked for again without blocking (a blocking flock
+/// can go unanswered on GlusterFS), which keeps no queue: a holder that
+/// lets it go and asks again at once, as a round streaming dropped files
+/// in does between intake holds, would win every time. Whoever asks
+/// waits in its turnstile first, so the holder asking again queues
+/// behind the one waiting.
 @Suite struct SerialLockTurnTests {
     /// Whether a process waits in the turnstile now (holds it).
     static func someoneWaits(in spool: TemporarySpool) -> Bool {
