@@ -21,11 +21,12 @@ struct CommandLineParser {
         var commandName: String { path.map(\.name).joined(separator: " ") }
     }
 
-    let commands: [Command]
+    let commands: [CommandTable.Entry]
     let globalOptions: [OptionField<GlobalOptions>]
 
     init(
-        commands: [Command] = CommandTable.commands, globalOptions: [OptionField<GlobalOptions>] = GlobalOptions.fields
+        commands: [CommandTable.Entry] = CommandTable.entries,
+        globalOptions: [OptionField<GlobalOptions>] = GlobalOptions.fields
     ) {
         self.commands = commands
         self.globalOptions = globalOptions
@@ -70,7 +71,7 @@ struct CommandLineParser {
                 continue
             }
             if result.path.isEmpty {
-                guard let command = commands.first(where: { $0.name == word }) else {
+                guard let command = commands.first(where: { $0.name == word })?.make() else {
                     throw .usage("unknown command \(word)" + Suggestion.hint(for: word, among: commands.map(\.name)))
                 }
                 result.path = [command]

@@ -115,7 +115,7 @@ import Testing
         #expect(Suggestion.closest(to: "s", among: ["status", "send-now"]) == nil, "too short to be a prefix")
         #expect(Suggestion.closest(to: "lst", among: ["list", "log"]) == "list")
         #expect(Suggestion.closest(to: "lg", among: ["log", "list"]) == "log")
-        #expect(Suggestion.closest(to: "frobnicate", among: CommandTable.commands.map(\.name)) == nil)
+        #expect(Suggestion.closest(to: "frobnicate", among: CommandTable.names) == nil)
         #expect(Suggestion.closest(to: "--full", among: ["--help", "--json"]) == nil, "three edits is no guess")
         #expect(Suggestion.closest(to: "ab", among: ["ac", "ad"]) == nil, "two as close: no guess")
         #expect(Suggestion.distance(Array("stauts"), Array("status")) == 1, "a swap is one edit")

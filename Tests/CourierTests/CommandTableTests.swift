@@ -27,6 +27,13 @@ import Testing
         #expect(CommandTable.command(named: "catalog")?.subcommands.map(\.name) == ["sync", "status"])
     }
 
+    @Test("each entry of the table builds the command it is named for")
+    func entriesAreNamedForTheirCommands() {
+        for entry in CommandTable.entries {
+            #expect(entry.make().name == entry.name, "\(entry.name)")
+        }
+    }
+
     @Test("a command's usage names each of its options, and every option its usage names is declared")
     func usageAndOptionsAgree() throws {
         let optionPattern = try Regex(#"--[a-z][a-z-]*"#)

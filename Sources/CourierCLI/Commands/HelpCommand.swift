@@ -19,7 +19,7 @@ enum HelpCommand {
             } else {
                 guard let command = CommandTable.command(named: word) else {
                     throw .usage(
-                        "no command \(word)" + Suggestion.hint(for: word, among: CommandTable.commands.map(\.name)))
+                        "no command \(word)" + Suggestion.hint(for: word, among: CommandTable.names))
                 }
                 path.append(command)
             }

@@ -156,7 +156,7 @@ enum BashCompletion {
             // Not through `compgen -W`, which expands each word it is given
             // (and runs its `$(…)`): courier has matched the prefix already.
             return #"mapfile -t COMPREPLY < <(_courier_list "# + Listed.words(kinds) + ")"
-        case .commands: return complete(.words(CommandTable.commands.map(\.name)))
+        case .commands: return complete(.words(CommandTable.names))
         }
     }
 }

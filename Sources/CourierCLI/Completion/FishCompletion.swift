@@ -108,7 +108,7 @@ enum FishCompletion {
         case .directories: return "-x -a '(__fish_complete_directories)'"
         case .words(let words): return "-x -a " + quote(words.joined(separator: " "))
         case .listed(let kinds): return "-x -a '(__courier_list \(Listed.words(kinds)))'"
-        case .commands: return values(.words(CommandTable.commands.map(\.name)))
+        case .commands: return values(.words(CommandTable.names))
         }
     }
 

@@ -121,7 +121,7 @@ enum ZshCompletion {
         case .directories: return "_files -/"
         case .words(let words): return "(" + words.joined(separator: " ") + ")"
         case .listed(let kinds): return "_courier_list " + Listed.words(kinds)
-        case .commands: return action(.words(CommandTable.commands.map(\.name)))
+        case .commands: return action(.words(CommandTable.names))
         }
     }
 
