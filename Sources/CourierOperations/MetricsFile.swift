@@ -230,7 +230,9 @@ package struct MetricsFile {
     package func write(summary: RoundSummary?, exitStatus: Int32) throws(SpoolError) {
         try session.commit(
             Transition(newFiles: [
-                .init(Array("\(exitStatus)\n".utf8), as: FileName(Self.exitStatusFile), in: .control, replacing: true)
+                .init(
+                    Array("\(exitStatus)\n".utf8), as: FileName(Self.exitStatusFile), in: .control, replacing: true,
+                    kind: .report)
             ]))
         // A round that failed before its summary still ended now.
         let finished = summary.flatMap { Timestamp(rfc3339: $0.finished) } ?? .now()

@@ -125,7 +125,9 @@ package struct Round {
             do {
                 try session.commit(
                     Transition(newFiles: [
-                        .init(Array(data) + [0x0A], as: FileName(Self.lastRoundFile), in: .control, replacing: true)
+                        .init(
+                            Array(data) + [0x0A], as: FileName(Self.lastRoundFile), in: .control, replacing: true,
+                            kind: .report)
                     ]))
             } catch {
                 throw .spool(error)

@@ -14,7 +14,8 @@ import Glibc
 /// 3. Stamps (modification times) are set, before the files move.
 /// 4. New files are renamed into place; then, when the transition also
 ///    moves or removes, their folders are fsynced: a moved name may be the
-///    last one of bytes the new files copy.
+///    last one of bytes the new files copy. (A report's folders are not:
+///    `Transition.NewFile.Kind.report`.)
 /// 5. Moves: renames that never replace a name.
 /// 6. Removals, after everything else is durable: a removal is the one step
 ///    that can lose bytes.
@@ -232,9 +233,11 @@ extension SpoolSession {
         into committed: inout Committed
     ) throws(SpoolError) {
         let folder = try handle(file.place)
+        var folders = TouchedFolders()
         try rename(
-            temporary, in: spool.tmp, to: folder, as: file.name, replacing: file.replacing, touched: &touched,
+            temporary, in: spool.tmp, to: folder, as: file.name, replacing: file.replacing, touched: &folders,
             into: &committed)
+        if file.kind == .state { touched.add(folders) }
     }
 
     /// Step 5, for one move.
@@ -459,6 +462,11 @@ struct TouchedFolders {
 
     mutating func gained(_ folder: DirectoryHandle) {
         if !gaining.contains(where: { $0 === folder }) { gaining.append(folder) }
+    }
+
+    mutating func add(_ other: TouchedFolders) {
+        for folder in other.losing { lost(folder) }
+        for folder in other.gaining { gained(folder) }
     }
 
     /// fsyncs each folder once, sources first, and forgets them.

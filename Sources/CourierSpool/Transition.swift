@@ -68,10 +68,24 @@ package struct Transition {
         package var replacing: Bool
         /// A modification time for the new file (a hold keeps its since).
         package var modified: Timestamp?
+        package var kind: Kind
+
+        /// What a power cut may do to the new file's name.
+        package enum Kind {
+            /// State: the folders it left and entered are fsynced before
+            /// the commit returns.
+            case state
+            /// A report every round writes again and only people and
+            /// `status` read (the last round's summary): its bytes are
+            /// durable before its rename, but no folder is fsynced for it,
+            /// so a power cut can leave the report before it, whole, never
+            /// a torn one. Two fsyncs of every round, an empty one's too.
+            case report
+        }
 
         package init(
             _ bytes: [UInt8], as name: FileName, in place: SpoolPlace, mode: mode_t = 0o640, replacing: Bool,
-            modified: Timestamp? = nil
+            modified: Timestamp? = nil, kind: Kind = .state
         ) {
             self.bytes = bytes
             self.name = name
@@ -79,6 +93,7 @@ package struct Transition {
             self.mode = mode
             self.replacing = replacing
             self.modified = modified
+            self.kind = kind
         }
     }
 

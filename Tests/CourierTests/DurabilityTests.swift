@@ -105,6 +105,20 @@ import Testing
             try syncs(reachingDisk: false) - syncs(reachingDisk: true) == 4, "five files: one syncfs, or five fsyncs")
     }
 
+    @Test("a round's summary has its bytes fsynced and is renamed into .courier/ with no folder fsynced")
+    func theRoundSummaryIsAReport() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let counter = FaultPlan()
+        spool.session.faults = counter
+        try spool.runRound()
+        // An empty round writes its summary and nothing else: had its tmp/
+        // and .courier/ been fsynced as state's are, three.
+        #expect(counter.counts[.sync] == 1, "\(counter.counts)")
+        #expect(counter.counts[.rename] == 1, "\(counter.counts)")
+        #expect(Round.lastSummary(in: spool.spool) != nil)
+        #expect(try spool.spool.tmp.sortedNames().isEmpty)
+    }
+
     /// The metrics file is written the one atomic way (`writeAtomically`):
     /// staged with its own fsync, renamed, and its directory fsynced; a
     /// failed rename leaves the old file and no staged leftover.
@@ -115,10 +129,10 @@ import Testing
         let counter = FaultPlan()
         spool.session.faults = counter
         try MetricsFile(path: path, session: spool.session).write(summary: nil, exitStatus: 0)
-        // The round's exit status (kept in .courier/ for later refreshes) and
-        // the metrics file: each synced, renamed, and its directory synced;
-        // the exit status's commit syncs tmp/ too, the folder it left.
-        #expect(counter.counts[.sync] == 5, "each file and its directories: \(counter.counts)")
+        // The round's exit status (kept in .courier/ for later refreshes, a
+        // report: its bytes synced, no folder) and the metrics file (synced,
+        // renamed, and its directory synced).
+        #expect(counter.counts[.sync] == 3, "each file, and the metrics file's directory: \(counter.counts)")
         #expect(counter.counts[.rename] == 2)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("courier_items"))
 
