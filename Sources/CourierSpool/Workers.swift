@@ -80,14 +80,18 @@ extension Spool {
     /// files in, between holds) would win every time. So whoever asks
     /// waits in the turnstile first (`serial.turnstile`) and holds it
     /// until it has the lock: a holder asking again queues behind the
-    /// one waiting.
+    /// one waiting. The turnstile is only for fairness: a person who may
+    /// write `serial.lock` but not `.courier/` (the spool's own user made
+    /// both, the turnstile after its upgrade) takes the lock without it.
     package func serialLock() throws(SpoolError) -> SerialLock {
-        let turnstile = try lockFile(Self.serialTurnstileName, in: control)
+        let turnstile = try turnstileFile()
         defer { withExtendedLifetime(turnstile) {} }
-        do {
-            try turnstile.lockExclusivelyAskingAgain()
-        } catch {
-            throw .operation("lock", path: turnstile.path, error.errno)
+        if let turnstile {
+            do {
+                try turnstile.lockExclusivelyAskingAgain()
+            } catch {
+                throw .operation("lock", path: turnstile.path, error.errno)
+            }
         }
         let file = try lockFile(Self.serialLockName, in: control)
         do {
@@ -95,6 +99,25 @@ extension Spool {
             return try SerialLock(holding: file)
         } catch {
             throw .operation("lock", path: file.path, error.errno)
+        }
+    }
+
+    /// The turnstile, opened for writing, or (flock needs no more) for
+    /// reading; nil when this user may do neither, or cannot create it.
+    private func turnstileFile() throws(SpoolError) -> FileDescriptor? {
+        let denied: Set<Errno> = [Errno(EACCES), Errno(EPERM), Errno(EROFS)]
+        do {
+            return try control.openFile(Self.serialTurnstileName, flags: O_RDWR | O_CREAT, mode: 0o640)
+        } catch let error where denied.contains(error.errno) {
+            do {
+                return try control.openFile(Self.serialTurnstileName, flags: O_RDONLY)
+            } catch let error where denied.contains(error.errno) || error.errno == .noSuchFile {
+                return nil
+            } catch {
+                throw .operation("lock", path: control.displayPath(of: Self.serialTurnstileName), error.errno)
+            }
+        } catch {
+            throw .operation("lock", path: control.displayPath(of: Self.serialTurnstileName), error.errno)
         }
     }
 

@@ -82,3 +82,68 @@ import Testing
         #expect(!status.output.contains("courier init`)"), "\(status.output)")
     }
 }
+
+/// The serial lock's turnstile (`serial.turnstile`) is for fairness
+/// between workers only: a person who may move entries and write
+/// `serial.lock`, but not create files in `.courier/`, still moves them.
+@Suite(.serialized, .tags(.integration)) struct TurnstileAccessTests {
+    /// A spool a stranger may write everywhere but in `.courier/`, with
+    /// `serial.lock` theirs to write and one entry in `needsAttention/`.
+    static func setUp(_ stranger: TemporaryAccount) throws -> (TemporaryDirectory, String, String, String) {
+        let directory = TemporaryDirectory("turn")
+        let (_, binary, config) = try ExitCodeTests.setUp(spool: directory.path + "/spool", in: directory)
+        chmod(directory.path, 0o755)
+        chmod(config, 0o644)
+        let copy = directory.path + "/courier"
+        try FileManager.default.copyItem(atPath: binary.path, toPath: copy)
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let spool = directory.path + "/spool"
+        try Data(#"{"id":"a-1","kind":"sleep"}"#.utf8).write(
+            to: URL(fileURLWithPath: spool + "/needsAttention/a-1@alpha.json"))
+        let opened = try Shell.run([
+            "sh", "-c",
+            ": > \(spool)/.courier/serial.lock && rm -f \(spool)/.courier/serial.turnstile"
+                + " && chmod -R a+rwX \(spool) && chmod 755 \(spool)/.courier",
+        ])
+        #expect(opened.status == 0, "\(opened.output)")
+        return (directory, spool, copy, config)
+    }
+
+    @Test(
+        "a person who may not create the turnstile in .courier/ still acks, and creates nothing there",
+        .asRoot("runs courier as another user"), .needs("runuser", "useradd"))
+    func aTurnstileThatCannotBeCreatedIsDoneWithout() throws {
+        let stranger = try TemporaryAccount(.user, label: "turn")
+        let (directory, spool, copy, config) = try Self.setUp(stranger)
+        withExtendedLifetime(directory) {}
+        let acked = try stranger.run("\(copy) --config \(config) ack needsAttention/a-1@alpha.json", umask: "0022")
+        #expect(acked.status == 0, "\(acked.output)")
+        #expect(FileManager.default.fileExists(atPath: spool + "/failed/a-1@alpha.json"))
+        #expect(!FileManager.default.fileExists(atPath: spool + "/.courier/serial.turnstile"))
+    }
+
+    @Test(
+        "a person who may only read the turnstile waits in it read-only and acks",
+        .asRoot("runs courier as another user"), .needs("runuser", "useradd"))
+    func aReadOnlyTurnstileIsUsed() throws {
+        let stranger = try TemporaryAccount(.user, label: "turn")
+        let (directory, spool, copy, config) = try Self.setUp(stranger)
+        let turnstile = spool + "/.courier/serial.turnstile"
+        #expect(FileManager.default.createFile(atPath: turnstile, contents: nil))
+        chmod(turnstile, 0o644)
+        // While root holds the turnstile, the stranger's ack waits in it.
+        let ready = directory.path + "/held"
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = ["-x", turnstile, "sh", "-c", "touch \(ready) && sleep 2"]
+        try holder.run()
+        while !FileManager.default.fileExists(atPath: ready) { Thread.sleep(forTimeInterval: 0.01) }
+        let started = Date()
+        let acked = try stranger.run("\(copy) --config \(config) ack needsAttention/a-1@alpha.json", umask: "0022")
+        let waited = Date().timeIntervalSince(started)
+        holder.waitUntilExit()
+        #expect(acked.status == 0, "\(acked.output)")
+        #expect(FileManager.default.fileExists(atPath: spool + "/failed/a-1@alpha.json"))
+        #expect(waited >= 1, "the ack waited \(waited) s for a turnstile held 2 s")
+    }
+}
