@@ -49,6 +49,21 @@ import Testing
         #expect(try spool.ledger().map(\.event) == [.sent])
     }
 
+    @Test("the commit thread's signal is readable once a handed commit finishes, and cleared when its outcome is taken")
+    func theFinishedSignalMarksADoneCommit() throws {
+        let spool = try Self.spool()
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        commits.add(try Self.settling("a", in: spool), at: .now())
+        try commits.commit()
+        let descriptor = try #require(commits.finishedSignal, "a commit is out: the loop has a signal to wait on")
+        var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&readable, 1, 10_000) == 1, "no signal within 10 s of a one-entry commit")
+        try commits.waitForRunning()
+        #expect(commits.finishedSignal == nil, "the outcome taken: nothing is out")
+        #expect(poll(&readable, 1, 0) == 0, "still readable after the outcome was taken")
+        #expect(try spool.names(in: .sent) == ["a@alpha.json"])
+    }
+
     @Test("commits handed one after another are carried out in order, each after the one before")
     func commitsKeepTheirOrder() throws {
         let spool = try Self.spool()
