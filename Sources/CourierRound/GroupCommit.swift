@@ -42,10 +42,16 @@ final class GroupCommit {
     private var thread: CommitThread?
     private var threadFailed = false
     private var queue: [Job] = []
-    /// A job is out on the thread, its outcome not taken yet; with what to
-    /// do after it, for an intake group. (Only that: what the job captured
-    /// goes on the thread, under the gate.)
-    private var running: (() -> Void)??
+    /// A job is out on the thread, its outcome not taken yet.
+    private var running: Running?
+
+    /// What is out on the thread: with what to do after it, for an intake
+    /// group. (Only that: what the job captured goes on the thread, under
+    /// the gate.)
+    private enum Running {
+        case settle
+        case intake(done: () -> Void)
+    }
 
     static let size = 256
     /// Each commit costs a ledger fsync and one per folder: at 10 ms a
@@ -172,7 +178,7 @@ final class GroupCommit {
     /// The running job's outcome taken: its warnings logged, its error
     /// thrown, an intake group's entries passed on; then the next job.
     private func finished(_ outcome: CommitThread.Outcome) throws(RoundError) {
-        let done = running ?? nil
+        let done: (() -> Void)? = if case .intake(let done) = running { done } else { nil }
         running = nil
         try report(outcome)
         done?()
@@ -215,7 +221,7 @@ final class GroupCommit {
                 continue
             }
             thread.hand(work)
-            running = .some(done)
+            running = done.map { .intake(done: $0) } ?? .settle
         }
     }
 
