@@ -59,19 +59,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/nowhere"))
     }
 
+    /// An initialised spool at `DIRECTORY/spool` (its path in full: another
+    /// user runs courier from /), with a copy of the binary and the
+    /// configuration that every user may read.
+    static func initForStrangers(_ label: String) throws -> (TemporaryDirectory, copy: String, config: String) {
+        let directory = TemporaryDirectory(label)
+        let (_, binary, config) = try setUp(spool: directory.path + "/spool", in: directory)
+        chmod(directory.path, 0o755)
+        chmod(config, 0o644)
+        let copy = directory.path + "/courier"
+        try FileManager.default.copyItem(atPath: binary.path, toPath: copy)
+        let made = try binary.run(["--config", config, "init"])
+        guard made.status == 0 else { throw TestFailure("courier init: \(made.error)") }
+        return (directory, copy, config)
+    }
+
     @Test(
         "a user who may not write the spool gets 77 and `Permission denied` from enqueue and status, not `run courier init`",
         .asRoot("runs courier as another user"), .needs("runuser", "useradd"))
     func permissionDeniedIs77() throws {
         let stranger = try TemporaryAccount(.user, label: "strg")
-        // The spool's path in full: the other user runs courier from /.
-        let directory = TemporaryDirectory("exit")
-        let (_, binary, config) = try Self.setUp(spool: directory.path + "/spool", in: directory)
-        chmod(directory.path, 0o755)
-        chmod(config, 0o644)
-        let copy = directory.path + "/courier"
-        try FileManager.default.copyItem(atPath: binary.path, toPath: copy)
-        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let (directory, copy, config) = try Self.initForStrangers("exit")
+        withExtendedLifetime(directory) {}
         let enqueued = try stranger.run(
             "echo '{\"id\":\"s-1\",\"kind\":\"sleep\"}' | \(copy) --config \(config) enqueue -", umask: "0022")
         #expect(enqueued.status == 77, "\(enqueued.output)")
@@ -89,14 +98,8 @@ import Testing
 @Suite(.serialized, .tags(.integration)) struct TurnstileAccessTests {
     /// A spool a stranger may write everywhere but in `.courier/`, with
     /// `serial.lock` theirs to write and one entry in `needsAttention/`.
-    static func setUp(_ stranger: TemporaryAccount) throws -> (TemporaryDirectory, String, String, String) {
-        let directory = TemporaryDirectory("turn")
-        let (_, binary, config) = try ExitCodeTests.setUp(spool: directory.path + "/spool", in: directory)
-        chmod(directory.path, 0o755)
-        chmod(config, 0o644)
-        let copy = directory.path + "/courier"
-        try FileManager.default.copyItem(atPath: binary.path, toPath: copy)
-        #expect(try binary.run(["--config", config, "init"]).status == 0)
+    static func setUp() throws -> (TemporaryDirectory, String, String, String) {
+        let (directory, copy, config) = try ExitCodeTests.initForStrangers("turn")
         let spool = directory.path + "/spool"
         try Data(#"{"id":"a-1","kind":"sleep"}"#.utf8).write(
             to: URL(fileURLWithPath: spool + "/needsAttention/a-1@alpha.json"))
@@ -114,7 +117,7 @@ import Testing
         .asRoot("runs courier as another user"), .needs("runuser", "useradd"))
     func aTurnstileThatCannotBeCreatedIsDoneWithout() throws {
         let stranger = try TemporaryAccount(.user, label: "turn")
-        let (directory, spool, copy, config) = try Self.setUp(stranger)
+        let (directory, spool, copy, config) = try Self.setUp()
         withExtendedLifetime(directory) {}
         let acked = try stranger.run("\(copy) --config \(config) ack needsAttention/a-1@alpha.json", umask: "0022")
         #expect(acked.status == 0, "\(acked.output)")
@@ -127,7 +130,7 @@ import Testing
         .asRoot("runs courier as another user"), .needs("runuser", "useradd"))
     func aReadOnlyTurnstileIsUsed() throws {
         let stranger = try TemporaryAccount(.user, label: "turn")
-        let (directory, spool, copy, config) = try Self.setUp(stranger)
+        let (directory, spool, copy, config) = try Self.setUp()
         let turnstile = spool + "/.courier/serial.turnstile"
         #expect(FileManager.default.createFile(atPath: turnstile, contents: nil))
         chmod(turnstile, 0o644)
