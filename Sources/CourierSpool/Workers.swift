@@ -103,12 +103,15 @@ extension Spool {
     }
 
     /// The turnstile, opened for writing, or (flock needs no more) for
-    /// reading; nil when this user may do neither, or cannot create it.
+    /// reading; nil when this user may do neither, or cannot create it
+    /// (a file system out of inodes or quota: the moves that free room,
+    /// prune's and a person's, need no new file of their own).
     private func turnstileFile() throws(SpoolError) -> FileDescriptor? {
         let denied: Set<Errno> = [Errno(EACCES), Errno(EPERM), Errno(EROFS)]
+        let full: Set<Errno> = [.noSpace, Errno(EDQUOT)]
         do {
             return try control.openFile(Self.serialTurnstileName, flags: O_RDWR | O_CREAT, mode: 0o640)
-        } catch let error where denied.contains(error.errno) {
+        } catch let error where denied.contains(error.errno) || full.contains(error.errno) {
             do {
                 return try control.openFile(Self.serialTurnstileName, flags: O_RDONLY)
             } catch let error where denied.contains(error.errno) || error.errno == .noSuchFile {

@@ -149,4 +149,39 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: spool + "/failed/a-1@alpha.json"))
         #expect(waited >= 1, "the ack waited \(waited) s for a turnstile held 2 s")
     }
+
+    @Test(
+        "a turnstile that cannot be created on a file system out of inodes is done without, and an ack still moves its entry",
+        .asRoot("mounts a tmpfs"), .needs("mount", "umount"))
+    func aTurnstileOnAFullFileSystemIsDoneWithout() throws {
+        let directory = TemporaryDirectory("turnfull")
+        let disk = directory.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+        let mounted = try Shell.run(["mount", "-t", "tmpfs", "-o", "size=4m,nr_inodes=64", "tmpfs", disk])
+        try #require(mounted.status == 0, "\(mounted.output)")
+        defer {
+            _ = try? Shell.run(["umount", "-l", disk])
+            withExtendedLifetime(directory) {}
+        }
+        let (_, binary, config) = try ExitCodeTests.setUp(spool: disk + "/spool", in: directory)
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let spool = disk + "/spool"
+        for id in ["a-1", "a-2"] {
+            try Data(#"{"id":"\#(id)","kind":"sleep"}"#.utf8).write(
+                to: URL(fileURLWithPath: spool + "/needsAttention/\(id)@alpha.json"))
+        }
+        // The first ack makes today's ledger file; the turnstile then goes
+        // (a spool from before it), and every inode left is taken.
+        #expect(try binary.run(["--config", config, "ack", "needsAttention/a-1@alpha.json"]).status == 0)
+        try FileManager.default.removeItem(atPath: spool + "/.courier/serial.turnstile")
+        try FileManager.default.createDirectory(atPath: disk + "/fill", withIntermediateDirectories: false)
+        var filled = 0
+        while FileManager.default.createFile(atPath: disk + "/fill/\(filled)", contents: nil) { filled += 1 }
+        #expect(!FileManager.default.createFile(atPath: disk + "/one-more", contents: nil), "filled \(filled)")
+        // A move makes no new file: the full disk is no reason to refuse it.
+        let acked = try binary.run(["--config", config, "ack", "needsAttention/a-2@alpha.json"])
+        #expect(acked.status == 0, "\(acked.error)")
+        #expect(FileManager.default.fileExists(atPath: spool + "/failed/a-2@alpha.json"))
+        #expect(!FileManager.default.fileExists(atPath: spool + "/.courier/serial.turnstile"))
+    }
 }
