@@ -109,6 +109,25 @@ import Testing
             try HelpCommand.text(for: ["catalog", "sync"]).hasPrefix("usage: courier catalog sync [NAME] [--full]"))
     }
 
+    @Test("help for a subcommand that does not exist offers the close one, as the command line does")
+    func helpForAMistypedSubcommand() {
+        for (words, message) in [
+            (["catalog", "synk"], "no command catalog synk (did you mean `sync`?)"),
+            (["catalog", "frobnicate"], "no command catalog frobnicate"),
+        ] {
+            do {
+                _ = try HelpCommand.text(for: words)
+                Issue.record("\(words): no error")
+            } catch {
+                guard case .usage(let text) = error else {
+                    Issue.record("\(words): \(error)")
+                    continue
+                }
+                #expect(text == message)
+            }
+        }
+    }
+
     @Test("a guess is offered only when one word is close: a unique prefix, or one or two edits away")
     func suggestions() {
         #expect(Suggestion.closest(to: "stat", among: ["status", "send-now"]) == "status")

@@ -13,7 +13,9 @@ enum HelpCommand {
         for word in words {
             if let group = path.last {
                 guard let sub = group.subcommand(named: word) else {
-                    throw .usage("no command \((path.map(\.name) + [word]).joined(separator: " "))")
+                    throw .usage(
+                        "no command \((path.map(\.name) + [word]).joined(separator: " "))"
+                            + Suggestion.hint(for: word, among: group.subcommands.map(\.name)))
                 }
                 path.append(sub)
             } else {
