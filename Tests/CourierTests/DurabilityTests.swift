@@ -119,6 +119,44 @@ import Testing
         #expect(try spool.spool.tmp.sortedNames().isEmpty)
     }
 
+    @Test(
+        "a power cut after a round's summary was renamed into .courier/ brings back the round before's, whole, and its staged copy to tmp/"
+    )
+    func aPowerCutBringsBackTheSummaryBefore() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let first = try spool.runRound()
+        let summary = spool.path + "/.courier/last-round.json"
+        let before = try Data(contentsOf: URL(fileURLWithPath: summary))
+        // The second round's one sync is its summary's; the cut comes at
+        // the exit status's, after the summary's rename, no folder synced.
+        let cut = FaultPlan(powerCutAtSync: 2)
+        spool.session.faults = cut
+        let second = try spool.runRound()
+        #expect(second.round != first.round)
+        #expect(Round.lastSummary(in: spool.spool)?.round == second.round)
+        #expect(throws: SpoolError.self) {
+            try MetricsFile(path: spool.path + "/courier.prom", session: spool.session).write(
+                summary: second, exitStatus: 0)
+        }
+        #expect(cut.powerCut?.happened == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: summary)) == before, "the round before's, byte for byte")
+        #expect(Round.lastSummary(in: spool.spool)?.round == first.round)
+        // The summary's bytes were synced before its rename: its staged
+        // copy is back in tmp/, whole (the exit status's, cut at its own
+        // sync, was taken away by the failed commit).
+        let staged = try spool.spool.tmp.sortedNames()
+        #expect(staged.count == 1 && staged.allSatisfy { $0.description.hasSuffix("last-round.json") }, "\(staged)")
+        for name in staged {
+            let bytes = try spool.spool.tmp.openFile(name, flags: O_RDONLY).read(upTo: 1 << 20)
+            let decoded = try JSONDecoder().decode(RoundSummary.self, from: Data(bytes))
+            #expect(decoded.round == second.round)
+        }
+        // The machine is back: the next round replaces the summary.
+        spool.session.faults = nil
+        let third = try spool.runRound()
+        #expect(Round.lastSummary(in: spool.spool)?.round == third.round)
+    }
+
     /// The metrics file is written the one atomic way (`writeAtomically`):
     /// staged with its own fsync, renamed, and its directory fsynced; a
     /// failed rename leaves the old file and no staged leftover.
