@@ -28,7 +28,7 @@ final class DeliveryFeed {
     /// index, in place: `removeFirst` on a copy of the array cost a copy of
     /// up to `limit` items per take. What was taken is dropped once it is
     /// half the array: a queue that the pass keeps topped up never empties,
-    /// and kept every item it ever held (104 MiB over 1,000,000 queued).
+    /// and would keep every item it ever held.
     struct Queue {
         private var items: [Item] = []
         private var head = 0
