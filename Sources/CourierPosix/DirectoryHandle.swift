@@ -231,6 +231,12 @@ package final class DirectoryHandle {
         return DirectoryStream(stream: stream, path: displayPath)
     }
 
+    /// How many visible names there are, counted where readdir leaves
+    /// them: a million-entry queue is counted without a name in memory.
+    package func countNames() throws(SystemError) -> Int {
+        try entries().countRemaining()
+    }
+
     /// Every visible name, sorted; for small directories and for people.
     package func sortedNames() throws(SystemError) -> [FileName] {
         let stream = try entries()
@@ -279,6 +285,24 @@ package final class DirectoryStream {
             lastKind = Self.kind(of: entry.pointee.d_type)
             lastInode = UInt64(entry.pointee.d_ino)
             return FileName(bytes: name)
+        }
+    }
+
+    /// How many visible names are left from here to the end; none is
+    /// copied out of readdir's buffer.
+    package func countRemaining() throws(SystemError) -> Int {
+        var count = 0
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                let error = Errno.current
+                if error.code != 0 { throw SystemError("list", path: path, error) }
+                return count
+            }
+            let visible = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                raw[0] != 0 && raw[0] != UInt8(ascii: ".")
+            }
+            if visible { count += 1 }
         }
     }
 

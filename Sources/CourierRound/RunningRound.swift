@@ -78,7 +78,7 @@ final class RunningRound {
 
     private func update(_ counts: PassCounts, at now: MonotonicInstant) {
         if base == nil && now - started >= Self.firstWrite {
-            let queued = (try? session.spool.directory(.queued).sortedNames().count) ?? 0
+            let queued = (try? session.spool.directory(.queued).countNames()) ?? 0
             base = (queued - counts.stayers + counts.inFlight + counts.retrying, counts.done)
         }
         progress.updated = Timestamp.now().rfc3339

@@ -207,7 +207,7 @@ extension Spool {
     package func claims(of name: FileName) throws(SpoolError) -> Int? {
         do {
             guard try sendingRoot.status(of: name)?.kind == .directory else { return nil }
-            return try sendingRoot.openDirectory(name).sortedNames().count
+            return try sendingRoot.openDirectory(name).countNames()
         } catch {
             throw SpoolError(error)
         }
