@@ -17,4 +17,13 @@ package enum OpenFileLimit {
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
+
+    /// The soft limit now; nil when it cannot be read or is unlimited.
+    package static var current: Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
+            return nil
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
 }

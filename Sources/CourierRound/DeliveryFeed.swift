@@ -196,7 +196,7 @@ final class DeliveryFeed {
     private func takeIn(_ name: FileName, sendNow: (EntryName) -> Bool) throws(RoundError) {
         guard let intake else { return }
         do { try intake.offer(name, kind: stream.lastKind) } catch { throw .spool(error) }
-        if intake.isFull { try commitIntake(sendNow: sendNow) }
+        if intake.isFull(behindCommit: commits?.isBusy == true) { try commitIntake(sendNow: sendNow) }
     }
 
     private func commitIntake(sendNow: (EntryName) -> Bool) throws(RoundError) {

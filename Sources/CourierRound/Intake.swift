@@ -51,6 +51,19 @@ package struct Intake {
     /// so it is bounded by bytes too: memory stays flat whatever
     /// `max-record-size` allows.
     static let groupSize = 256
+    /// A group that would wait behind a commit already out goes on
+    /// filling up to this: one `syncfs`, one ledger fsync and one fsync
+    /// per folder then cover up to four times the files. (A fixed 1,024
+    /// delays a round's first request by reading 768 files more.) Three
+    /// groups' dropped files are open at once at most, so it stays within
+    /// the open-file limit as the process found it (raised at start),
+    /// with 256 left for connections and folders; never below `groupSize`.
+    static let groupSizeBehindCommit = groupSizeBehindCommit(openFileLimit: OpenFileLimit.current)
+
+    static func groupSizeBehindCommit(openFileLimit: Int?) -> Int {
+        guard let openFileLimit else { return 1024 }
+        return min(1024, max(groupSize, (openFileLimit - 256) / 3))
+    }
     static let groupBytes = 4 << 20
 
     /// An accepted record waiting for its group's commit.

@@ -51,7 +51,14 @@ final class IntakeSession {
 
     /// Accepted files wait for their group's commit.
     var hasPending: Bool { !group.isEmpty }
-    var isFull: Bool { group.count >= Intake.groupSize || groupBytes >= Intake.groupBytes }
+    var isFull: Bool { isFull(behindCommit: false) }
+
+    /// Full at `Intake.groupSize`, or at `groupSizeBehindCommit` when
+    /// `behindCommit`: its commit would wait for the one out anyway.
+    func isFull(behindCommit: Bool) -> Bool {
+        group.count >= (behindCommit ? Intake.groupSizeBehindCommit : Intake.groupSize)
+            || groupBytes >= Intake.groupBytes
+    }
 
     /// Validates one dropped file: flagged, left to settle, kept as a route,
     /// or added to the group.

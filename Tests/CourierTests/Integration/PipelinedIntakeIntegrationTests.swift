@@ -131,4 +131,28 @@ import Testing
         // queued/, sending/, sent/ (apart they would be four and three).
         #expect(plan.counts[.sync] == 4 + 5, "\(plan.counts)")
     }
+
+    @Test(
+        "while a commit is out, the next intake group goes on filling past 256 files instead of waiting behind it at 256"
+    )
+    func aGroupBehindACommitFillsOn() throws {
+        let spool = try Self.spool()
+        for index in 0..<700 { try spool.dropRecord(id: "r\(index)") }
+        let intake = Self.intake(spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
+        var arrived: [Int] = []
+        feed.arrived = { arrived.append($0.count) }
+        try commits.exclusive { () throws(RoundError) in
+            // The first group is handed, and its commit waits for the gate
+            // this test holds: every later file is read behind it.
+            try feed.fill(while: { true }, isConfigured: { _ in true }, unconfigured: { _ in })
+        }
+        try commits.finish()
+
+        #expect(Intake.groupSizeBehindCommit >= 700 - Intake.groupSize, "this machine's open-file limit is low")
+        #expect(arrived == [256, 444])
+        #expect(try spool.names(in: .sending).count == 700)
+        #expect(try spool.names(in: .queued).isEmpty)
+    }
 }
