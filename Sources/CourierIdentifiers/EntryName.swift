@@ -123,7 +123,22 @@ package struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertibl
         self.init(text)
     }
 
-    package var fileName: FileName { FileName(description + ".json") }
+    /// `KEY@SUB.json`, its bytes written straight into the name: it is
+    /// asked for several times per record a round delivers.
+    package var fileName: FileName {
+        let id = key.id.value.utf8, name = subscriber.value.utf8
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(id.count + name.count + 14)
+        bytes.append(contentsOf: id)
+        if let copy = key.copy {
+            bytes.append(UInt8(ascii: "#"))
+            bytes.append(contentsOf: String(copy).utf8)
+        }
+        bytes.append(UInt8(ascii: "@"))
+        bytes.append(contentsOf: name)
+        bytes.append(contentsOf: ".json".utf8)
+        return FileName(bytes: bytes)
+    }
 
     /// `KEY@SUB`, the form people type.
     package var description: String { "\(key)@\(subscriber)" }

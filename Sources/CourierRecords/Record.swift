@@ -131,8 +131,7 @@ struct RecordFields {
     }
 
     func field(_ name: String) -> [UInt8]? {
-        let wanted = Array(name.utf8)
-        return members.last { Self.decodedName($0.name) == wanted }.map { Array(bytes[$0.value]) }
+        members.last { Self.decodedName($0.name).elementsEqual(name.utf8) }.map { Array(bytes[$0.value]) }
     }
 
     /// A member name as written, its escapes decoded (most names have none).
