@@ -25,7 +25,18 @@ package final class DirectoryHandle {
     }
 
     /// How messages name a file in this directory: `queued/X`.
-    package func displayPath(of name: FileName) -> String { path + "/" + name.description }
+    /// Made in one piece: every file descriptor opened by name keeps one.
+    package func displayPath(of name: FileName) -> String {
+        let folder = path.utf8
+        // Invalid UTF-8 in the name is shown as U+FFFD, as `description` shows it.
+        return String(unsafeUninitializedCapacity: folder.count + 1 + name.bytes.count) { buffer in
+            var end = buffer.initialize(fromContentsOf: folder)
+            buffer.initializeElement(at: end, to: UInt8(ascii: "/"))
+            end += 1
+            end += UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(fromContentsOf: name.bytes)
+            return end
+        }
+    }
 
     /// How messages name this directory itself: `queued/`.
     package var displayPath: String { path + "/" }

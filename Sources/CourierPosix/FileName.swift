@@ -31,13 +31,15 @@ package struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }
 
+    /// The name NUL-terminated, in a buffer on the stack (the heap only
+    /// for a name too long for it): every system call on a name makes one.
     func withCString<T, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> T) throws(E) -> T {
-        var terminated = bytes
-        terminated.append(0)
-        let result: Result<T, E> = terminated.withUnsafeBufferPointer { buffer in
-            // Never nil: the array holds at least the terminating NUL.
-            guard let base = buffer.baseAddress else { preconditionFailure("a non-empty array has storage") }
-            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
+        let result: Result<T, E> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 1) {
+            terminated in
+            terminated.initializeElement(at: terminated.initialize(fromContentsOf: bytes), to: 0)
+            // Never nil: the buffer holds at least the terminating NUL.
+            guard let base = terminated.baseAddress else { preconditionFailure("a non-empty buffer has storage") }
+            return base.withMemoryRebound(to: CChar.self, capacity: terminated.count) { pointer in
                 do throws(E) { return .success(try body(pointer)) } catch { return .failure(error) }
             }
         }

@@ -107,19 +107,18 @@ package struct Record: Sendable {
 /// as in most parsers.
 struct RecordFields {
     let bytes: [UInt8]
-    let members: [JSONSplice.Member]
+    /// Each name as written (no copy of it where it is a slice of `bytes`).
+    let members: [(name: ArraySlice<UInt8>, value: Range<Int>)]
 
     init(bytes: [UInt8], members: [JSONSplice.Member]) {
         self.bytes = bytes
-        self.members = members
+        self.members = members.map { (ArraySlice($0.name), $0.value) }
     }
 
     /// The members the outline of a record noted (its top value an object).
     init(outline: JSONOutline) {
         bytes = outline.bytes
-        members = outline.members(of: outline.root).map { name, value in
-            JSONSplice.Member(name: Array(outline.bytes[name]), value: value)
-        }
+        members = outline.members(of: outline.root).map { name, value in (outline.bytes[name], value) }
     }
 
     /// The top-level members of a record's bytes; nil when they are not a
@@ -135,9 +134,9 @@ struct RecordFields {
     }
 
     /// A member name as written, its escapes decoded (most names have none).
-    private static func decodedName(_ raw: [UInt8]) -> [UInt8] {
+    private static func decodedName(_ raw: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         guard raw.contains(UInt8(ascii: "\\")) else { return raw }
-        return JSONValidator.decodeString([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")]).map { Array($0.utf8) }
+        return JSONValidator.decodeString([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")]).map { ArraySlice($0.utf8) }
             ?? raw
     }
 
