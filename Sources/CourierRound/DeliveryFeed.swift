@@ -87,6 +87,9 @@ final class DeliveryFeed {
     private(set) var count = 0
     /// Bytes of the claimed items waiting.
     private var bytes = 0
+    /// Claimed items waiting: in `sending/` already, so a count of
+    /// `queued/` does not see them.
+    private var claimedCount = 0
     /// Fingerprints of the entries this pass put in `queued/` while its
     /// stream ran — those intake left there (held subscribers) and claimed
     /// ones it put back (the breaker, a missing token, a deferral) — so
@@ -115,6 +118,9 @@ final class DeliveryFeed {
     }
 
     var isEmpty: Bool { done && count == 0 && intakeGroupsOut == 0 }
+    /// Entries in `sending/` not yet in a request: claimed items waiting
+    /// here, and those the intake groups out will bring (`RoundProgress.left`).
+    var claimedAhead: Int { claimedCount + arriving }
     /// Nothing more will be read this time: the end, or a read-ahead limit.
     var isSaturated: Bool {
         done || count + arriving >= Self.limit || bytes + arrivingBytes >= Self.byteLimit
@@ -129,7 +135,10 @@ final class DeliveryFeed {
     func take(_ subscriber: SubscriberName) -> Item? {
         guard let item = buffered[subscriber]?.take() else { return nil }
         count -= 1
-        if case .claimed(let claimed) = item { bytes -= claimed.body.count }
+        if case .claimed(let claimed) = item {
+            bytes -= claimed.body.count
+            claimedCount -= 1
+        }
         return item
     }
 
@@ -139,6 +148,7 @@ final class DeliveryFeed {
         buffered[item.entry.subscriber, default: Queue()].putFront(.claimed(item))
         count += 1
         bytes += item.body.count
+        claimedCount += 1
     }
 
     /// Forgets what was read ahead for a subscriber the round stopped
@@ -148,7 +158,10 @@ final class DeliveryFeed {
         let queue = buffered.removeValue(forKey: subscriber) ?? Queue()
         let dropped = queue.waiting
         count -= dropped.count
-        for case .claimed(let item) in dropped { bytes -= item.body.count }
+        for case .claimed(let item) in dropped {
+            bytes -= item.body.count
+            claimedCount -= 1
+        }
         return dropped
     }
 
@@ -230,6 +243,7 @@ final class DeliveryFeed {
         for item in claimed {
             append(.claimed(item))
             bytes += item.body.count
+            claimedCount += 1
         }
     }
 

@@ -191,7 +191,7 @@ final class DeliveryPass {
             sent: summary.sent, needsAttention: summary.needsAttention, deferred: summary.deferred ?? 0,
             settledByIntake: intake.invalid + intake.duplicates, passedOver: admission.passedOver,
             inFlight: inFlight.values.reduce(0) { $0 + $1.items.count },
-            retrying: waiting.reduce(0) { $0 + $1.items.count },
+            retrying: waiting.reduce(0) { $0 + $1.items.count }, claimedAhead: feed.claimedAhead,
             nextRetry: waiting.map(\.due).min().map { max(.zero, $0 - clock()) })
     }
 

@@ -43,6 +43,9 @@ struct PassCounts {
     var passedOver = 0
     var inFlight = 0
     var retrying = 0
+    /// Taken into `sending/` and not in a request yet: not in a count of
+    /// `queued/`, and still to do.
+    var claimedAhead = 0
     var nextRetry: Duration?
 
     /// What is done and still in queued/: counted in `queued/` and in the

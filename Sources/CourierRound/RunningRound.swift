@@ -79,7 +79,7 @@ final class RunningRound {
     private func update(_ counts: PassCounts, at now: MonotonicInstant) {
         if base == nil && now - started >= Self.firstWrite {
             let queued = (try? session.spool.directory(.queued).countNames()) ?? 0
-            base = (queued - counts.stayers + counts.inFlight + counts.retrying, counts.done)
+            base = (queued - counts.stayers + counts.inFlight + counts.retrying + counts.claimedAhead, counts.done)
         }
         progress.updated = Timestamp.now().rfc3339
         progress.sent = counts.sent

@@ -53,6 +53,37 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: spool.path + "/.courier/round-running.json"))
     }
 
+    @Test("a round's ~left counts the dropped files intake took straight into sending/ and has not sent yet")
+    func leftCountsWhatIntakeTookIntoSending() throws {
+        let server = try LoopbackServer { _, _ in
+            usleep(200_000)
+            return .respond(HTTPResponse(status: 201, headers: [], body: Array("{}".utf8)))
+        }
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
+        ])
+        // Dropped files, not entries: one group takes all 20 into sending/
+        // at once, and a request at a time sends them over 4 s or more,
+        // well past the count a second in.
+        let records = 20
+        for index in 0..<records { try spool.dropRecord(id: "d\(index)") }
+        let seen = Locked<[RoundProgress]>([])
+        var round = Round(session: spool.session, configuration: spool.configuration, mode: .foreground)
+        round.progress = { progress in seen.withLock { $0.append(progress) } }
+        guard case .ran(let summary) = try round.run(wait: true) else {
+            Issue.record("the spool was busy")
+            return
+        }
+        #expect(summary.sent == records, "\(summary)")
+        let counted = seen.withLock { $0 }.filter { $0.left != nil }
+        #expect(!counted.isEmpty, "the round never counted what was left")
+        for progress in counted {
+            let left = try #require(progress.left)
+            #expect(left + progress.sent == records, "sent \(progress.sent), ~\(left) left of \(records)")
+        }
+        withExtendedLifetime(server) {}
+    }
+
     @Test("a round that counts queued/ for status still reads every entry of it: the count has a handle of its own")
     func countingTheQueueLosesNoEntry() throws {
         let server = try LoopbackServer { _, _ in
