@@ -46,6 +46,14 @@ package struct Intake {
 
     var spool: Spool { session.spool }
 
+    init(session: SpoolSession, settings: IntakeSettings, round: RoundID) {
+        self.session = session
+        self.settings = settings
+        self.round = round
+        groupSizeBehindCommit = Self.groupSizeBehindCommit(
+            openFileLimit: Self.openFileLimit, connections: settings.connections)
+    }
+
     /// Dropped files committed together: one ledger fsync and one directory
     /// fsync per group. A group holds its records' bytes until it commits,
     /// so it is bounded by bytes too: memory stays flat whatever
@@ -57,13 +65,19 @@ package struct Intake {
     /// delays a round's first request by reading 768 files more.) Three
     /// groups' dropped files are open at once at most, so it stays within
     /// the open-file limit as the process found it (raised at start),
-    /// with 256 left for connections and folders; never below `groupSize`.
-    static let groupSizeBehindCommit = groupSizeBehindCommit(openFileLimit: OpenFileLimit.current)
+    /// with 256 left for folders and the like and one for each connection
+    /// the subscribers' `concurrency` allows; never below `groupSize`. (With
+    /// 256 alone left, three subscribers at `concurrency = 256` ran out of
+    /// files at a limit of 1,500 that groups of 256 kept well within.)
+    let groupSizeBehindCommit: Int
+    /// The open-file limit as the process found it.
+    static let openFileLimit = OpenFileLimit.current
 
-    static func groupSizeBehindCommit(openFileLimit: Int?) -> Int {
+    static func groupSizeBehindCommit(openFileLimit: Int?, connections: Int = 0) -> Int {
         guard let openFileLimit else { return 1024 }
-        return min(1024, max(groupSize, (openFileLimit - 256) / 3))
+        return min(1024, max(groupSize, (openFileLimit - 256 - connections) / 3))
     }
+
     static let groupBytes = 4 << 20
 
     /// An accepted record waiting for its group's commit.

@@ -52,11 +52,12 @@ final class IntakeSession {
     /// Accepted files wait for their group's commit.
     var hasPending: Bool { !group.isEmpty }
     var isFull: Bool { isFull(behindCommit: false) }
+    var groupSizeBehindCommit: Int { intake.groupSizeBehindCommit }
 
-    /// Full at `Intake.groupSize`, or at `groupSizeBehindCommit` when
+    /// Full at `Intake.groupSize`, or at `Intake.groupSizeBehindCommit` when
     /// `behindCommit`: its commit would wait for the one out anyway.
     func isFull(behindCommit: Bool) -> Bool {
-        group.count >= (behindCommit ? Intake.groupSizeBehindCommit : Intake.groupSize)
+        group.count >= (behindCommit ? groupSizeBehindCommit : Intake.groupSize)
             || groupBytes >= Intake.groupBytes
     }
 

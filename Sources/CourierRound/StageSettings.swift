@@ -14,7 +14,9 @@ import CourierTransport
 /// Intake: where a dropped record goes, how large it may be, and how long
 /// a file that does not parse is left to settle.
 struct IntakeSettings: Sendable {
-    static let keys: [ConfigKey] = [.courier(.maxRecordSize), .courier(.settle), .subscriber(.kinds)]
+    static let keys: [ConfigKey] = [
+        .courier(.maxRecordSize), .courier(.settle), .subscriber(.kinds), .subscriber(.concurrency),
+    ]
     let maxRecordSize: Int
     let settle: Duration
     /// The configured subscribers, whose names and `kinds` route a record
@@ -26,6 +28,10 @@ struct IntakeSettings: Sendable {
         settle = configuration.settle
         subscribers = configuration.subscribers
     }
+
+    /// Connections the round may have open at once: what a group behind
+    /// a commit leaves room for (`Intake.groupSizeBehindCommit`).
+    var connections: Int { subscribers.reduce(0) { $0 + $1.concurrency } }
 
     /// What routes a record that finds its workout already taken in.
     var routes: RouteSettings.Lookup {
