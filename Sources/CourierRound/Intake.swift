@@ -50,8 +50,13 @@ package struct Intake {
         self.session = session
         self.settings = settings
         self.round = round
-        groupSizeBehindCommit = Self.groupSizeBehindCommit(
-            openFileLimit: Self.openFileLimit, connections: settings.connections)
+        // Where syncfs does nothing (FUSE), each file is fsynced anyway: a
+        // bigger group would save little and hold the serial lock longer
+        // against the other workers.
+        groupSizeBehindCommit =
+            session.spool.syncfsReachesDisk
+            ? Self.groupSizeBehindCommit(openFileLimit: Self.openFileLimit, connections: settings.connections)
+            : Self.groupSize
     }
 
     /// Dropped files committed together: one ledger fsync and one directory

@@ -34,4 +34,13 @@ import Testing
         let expected = Intake.groupSizeBehindCommit(openFileLimit: OpenFileLimit.current, connections: 768)
         #expect(intake.groupSizeBehindCommit == expected)
     }
+
+    @Test("on a file system where syncfs does nothing, a group behind a commit stays at 256 files")
+    func itDoesNotGrowWhereEachFileIsSyncedAlone() throws {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        spool.spool.syncfsReachesDisk = false
+        let intake = Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()))
+        #expect(intake.groupSizeBehindCommit == Intake.groupSize)
+    }
 }
