@@ -277,16 +277,21 @@ package final class DirectoryStream {
 
     deinit { closedir(stream) }
 
+    /// readdir(3): nil at the end. It returns NULL at the end and on an
+    /// error alike; only errno tells them apart, so it is cleared first
+    /// and read at once.
+    private func nextEntry() throws(SystemError) -> UnsafeMutablePointer<dirent>? {
+        errno = 0
+        guard let entry = readdir(stream) else {
+            let error = Errno.current
+            if error.code != 0 { throw SystemError("list", path: path, error) }
+            return nil
+        }
+        return entry
+    }
+
     package func next() throws(SystemError) -> FileName? {
-        while true {
-            // readdir returns NULL at the end and on an error alike; only
-            // errno tells them apart, so it is cleared first and read at once.
-            errno = 0
-            guard let entry = readdir(stream) else {
-                let error = Errno.current
-                if error.code != 0 { throw SystemError("list", path: path, error) }
-                return nil
-            }
+        while let entry = try nextEntry() {
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw -> [UInt8] in
                 let bytes = raw.bindMemory(to: UInt8.self)
                 let length = bytes.firstIndex(of: 0) ?? bytes.count
@@ -297,37 +302,27 @@ package final class DirectoryStream {
             lastInode = UInt64(entry.pointee.d_ino)
             return FileName(bytes: name)
         }
+        return nil
     }
 
     /// How many visible names are left from here to the end; none is
     /// copied out of readdir's buffer.
     package func countRemaining() throws(SystemError) -> Int {
         var count = 0
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                let error = Errno.current
-                if error.code != 0 { throw SystemError("list", path: path, error) }
-                return count
-            }
+        while let entry = try nextEntry() {
             let visible = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                 raw[0] != 0 && raw[0] != UInt8(ascii: ".")
             }
             if visible { count += 1 }
         }
+        return count
     }
 
     /// The fingerprint (`FileName.fingerprint`) of every visible name from
     /// here to the end, hashed where readdir left it: a folder of a million
     /// names is listed without a million allocations.
     package func fingerprints(into found: inout [UInt64]) throws(SystemError) {
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                let error = Errno.current
-                if error.code != 0 { throw SystemError("list", path: path, error) }
-                return
-            }
+        while let entry = try nextEntry() {
             let fingerprint = withUnsafeBytes(of: &entry.pointee.d_name) { raw -> UInt64? in
                 let length = raw.firstIndex(of: 0) ?? raw.count
                 guard length > 0, raw[0] != UInt8(ascii: ".") else { return nil }

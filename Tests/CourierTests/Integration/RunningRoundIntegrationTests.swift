@@ -13,18 +13,25 @@ import Testing
 /// while it runs a second or more, gone after; a file a killed round left
 /// is seen as such, and removed by the next round.
 @Suite(.tags(.integration)) struct RunningRoundTests {
-    /// A subscriber that takes 300 ms per request, one at a time: eight
-    /// entries keep a round busy well past its first second, however
-    /// loaded the machine (a slower machine only makes the round longer).
-    static func slowSpool(entries: Int = 8) throws -> TemporarySpool {
+    /// A spool whose one subscriber answers 201 after `microseconds`, one
+    /// request at a time; the server lives as long as the spool.
+    static func slowSubscriber(microseconds: useconds_t) throws -> TemporarySpool {
         let server = try LoopbackServer { _, _ in
-            usleep(300_000)
+            usleep(microseconds)
             return .respond(HTTPResponse(status: 201, headers: [], body: Array("{}".utf8)))
         }
         let spool = try TemporarySpool(subscribers: [
             TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
         ])
         spool.companions.append(server)
+        return spool
+    }
+
+    /// A subscriber that takes 300 ms per request, one at a time: eight
+    /// entries keep a round busy well past its first second, however
+    /// loaded the machine (a slower machine only makes the round longer).
+    static func slowSpool(entries: Int = 8) throws -> TemporarySpool {
+        let spool = try slowSubscriber(microseconds: 300_000)
         for index in 0..<entries {
             try spool.drop(#"{"id":"s\#(index)","kind":"sleep"}"#, as: "s\(index)@alpha.json")
         }
@@ -55,13 +62,7 @@ import Testing
 
     @Test("a round's ~left counts the dropped files intake took straight into sending/ and has not sent yet")
     func leftCountsWhatIntakeTookIntoSending() throws {
-        let server = try LoopbackServer { _, _ in
-            usleep(200_000)
-            return .respond(HTTPResponse(status: 201, headers: [], body: Array("{}".utf8)))
-        }
-        let spool = try TemporarySpool(subscribers: [
-            TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
-        ])
+        let spool = try Self.slowSubscriber(microseconds: 200_000)
         // Dropped files, not entries: one group takes all 20 into sending/
         // at once, and a request at a time sends them over 4 s or more,
         // well past the count a second in.
@@ -81,18 +82,11 @@ import Testing
             let left = try #require(progress.left)
             #expect(left + progress.sent == records, "sent \(progress.sent), ~\(left) left of \(records)")
         }
-        withExtendedLifetime(server) {}
     }
 
     @Test("a round that counts queued/ for status still reads every entry of it: the count has a handle of its own")
     func countingTheQueueLosesNoEntry() throws {
-        let server = try LoopbackServer { _, _ in
-            usleep(40_000)
-            return .respond(HTTPResponse(status: 201, headers: [], body: Array("{}".utf8)))
-        }
-        let spool = try TemporarySpool(subscribers: [
-            TemporarySpool.subscriber("alpha", url: server.url, concurrency: 1)
-        ])
+        let spool = try Self.slowSubscriber(microseconds: 40_000)
         // 60 × 40 ms: the count, a second in, comes while most are still
         // to be read from the folder, however slow the machine.
         for index in 0..<60 {
@@ -106,7 +100,6 @@ import Testing
         }
         #expect(summary.sent == 60, "\(summary)")
         #expect(try spool.names(in: .queued).isEmpty)
-        withExtendedLifetime(server) {}
     }
 
     @Test("a round that ends within its first second writes nothing")
