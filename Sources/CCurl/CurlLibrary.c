@@ -112,6 +112,7 @@ COURIER_SETOPT(string, const char *)
 COURIER_SETOPT(pointer, void *)
 COURIER_SETOPT(slist, struct curl_slist *)
 COURIER_SETOPT(write_function, curl_write_callback)
+COURIER_SETOPT(opensocket_function, curl_opensocket_callback)
 #undef COURIER_SETOPT
 
 CURLcode courier_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {

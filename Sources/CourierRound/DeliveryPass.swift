@@ -495,10 +495,21 @@ final class DeliveryPass {
     private func settle(_ finished: [(tag: Int, response: DeliveryResponse)]) throws(RoundError) {
         guard !finished.isEmpty else { return }
         let now = Timestamp.now()
+        // Out of open files for a socket: the process's limit, not the
+        // subscriber's silence. No attempt is counted; the round settles
+        // the rest of these answers and stops, and the items stay in
+        // sending/ for the next round's recovery, under the same key.
+        var ownLimit: SpoolError?
         for (tag, response) in finished {
             guard let request = inFlight.removeValue(forKey: tag) else { continue }
             let subscriber = request.subscriber
             active[subscriber.name, default: 1] -= 1
+            if let limit = response.ownLimit {
+                if ownLimit == nil {
+                    ownLimit = .operation("open a socket for subscriber", path: subscriber.name.value, limit)
+                }
+                continue
+            }
             // A 401 to an OAuth subscriber forgets its token file.
             var goesAgain = false
             if response.status == 401 && subscriber.oauth != nil {
@@ -533,6 +544,7 @@ final class DeliveryPass {
             }
             hand(settled.transition, at: clock())
         }
+        if let ownLimit { throw .spool(ownLimit) }
     }
 
     /// The breaker opened: no new request to the subscriber for the rest

@@ -85,6 +85,18 @@ final class CurlEasy {
         try check(courier_easy_setopt_write_function(handle, option, writer), option)
     }
 
+    func set(_ option: CURLoption, opener: curl_opensocket_callback) throws(CurlError) {
+        try check(courier_easy_setopt_opensocket_function(handle, option, opener), option)
+    }
+
+    /// CURLINFO_OS_ERRNO: the errno of the transfer's last failed connect.
+    /// libcurl 7.88 leaves it 0 when the socket itself cannot be made.
+    func osErrno() -> Int32 {
+        var value = 0
+        guard courier_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &value) == CURLE_OK else { return 0 }
+        return Int32(truncatingIfNeeded: value)
+    }
+
     func responseCode() -> Int {
         var code = 0
         guard courier_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK else { return 0 }

@@ -1,5 +1,7 @@
 import CourierConfig
+import CourierPosix
 import CourierSupport
+import Glibc
 
 /// One POST to make: a single entry, or a batch of them.
 package struct DeliveryRequest {
@@ -38,12 +40,25 @@ package struct DeliveryResponse {
     /// The first bytes of the answer's body (all of it for a batch).
     package let answer: [UInt8]
     package let duration: Duration
+    /// The process (or the system) ran out of open files or memory making
+    /// the request's socket: not the subscriber's doing, and no attempt.
+    package let ownLimit: Errno?
 
-    package init(status: Int, error: CurlError?, retryAfter: String?, answer: [UInt8], duration: Duration) {
+    package init(
+        status: Int, error: CurlError?, retryAfter: String?, answer: [UInt8], duration: Duration,
+        ownLimit: Errno? = nil
+    ) {
+        self.ownLimit = ownLimit
         self.status = status
         self.error = error
         self.retryAfter = retryAfter
         self.answer = answer
         self.duration = duration
     }
+}
+
+extension DeliveryResponse {
+    /// The errnos that say the process is out of a resource, as intake's
+    /// `Spool.isOwnLimit`: EMFILE, ENFILE, ENOMEM.
+    static func isOwnLimit(_ code: Int32) -> Bool { [EMFILE, ENFILE, ENOMEM].contains(code) }
 }

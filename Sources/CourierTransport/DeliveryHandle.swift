@@ -17,11 +17,13 @@ final class DeliveryHandle {
     /// before the handle's next transfer is started.
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private let writer: curl_write_callback
+    private let opener: curl_opensocket_callback
 
-    init(_ options: CurlOptions, writer: curl_write_callback) throws(CurlError) {
+    init(_ options: CurlOptions, writer: curl_write_callback, opener: curl_opensocket_callback) throws(CurlError) {
         easy = try CurlEasy()
         self.options = options
         self.writer = writer
+        self.opener = opener
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         try setUp()
@@ -42,6 +44,7 @@ final class DeliveryHandle {
     private func setUp() throws(CurlError) {
         try options.apply(to: easy, errorBuffer: errorBuffer)
         try easy.set(CURLOPT_WRITEFUNCTION, writer: writer)
+        try easy.set(CURLOPT_OPENSOCKETFUNCTION, opener: opener)
     }
 
     var errorText: String { String(cString: errorBuffer) }

@@ -48,6 +48,7 @@ package final class HTTPClient: Transport {
             try easy.setPostBody(request.body)
             try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
             try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
+            try easy.set(CURLOPT_OPENSOCKETDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
             try multi.add(easy)
         } catch {
             idle.append(handle)
@@ -67,7 +68,7 @@ package final class HTTPClient: Transport {
             try other.use(options)
             return other
         }
-        return try DeliveryHandle(options, writer: Self.write)
+        return try DeliveryHandle(options, writer: Self.write, opener: Self.openSocket)
     }
 
     /// Drives transfers for at most `wait`, or until `signal` is readable
@@ -116,11 +117,32 @@ package final class HTTPClient: Transport {
         if done.result != CURLE_OK && !(done.result == CURLE_WRITE_ERROR && transfer.answerTooLong && status > 0) {
             error = CurlError(done.result, detail: handle.errorText)
         }
+        // A socket that could not be made for the process's own limits:
+        // libcurl 7.88 says only "Couldn't connect" (CURLE_COULDNT_CONNECT,
+        // CURLINFO_OS_ERRNO 0), so the socket is made here and its errno kept.
+        var ownLimit: Errno?
+        if error != nil {
+            for code in [transfer.socketErrno, easy.osErrno()] where DeliveryResponse.isOwnLimit(code) {
+                ownLimit = Errno(code)
+                break
+            }
+        }
         let response = DeliveryResponse(
             status: error == nil ? status : 0, error: error, retryAfter: easy.header("Retry-After"),
-            answer: transfer.answer, duration: MonotonicInstant.now() - transfer.started)
+            answer: transfer.answer, duration: MonotonicInstant.now() - transfer.started, ownLimit: ownLimit)
         idle.append(handle)
         return (transfer.tag, response)
+    }
+
+    /// CURLOPT_OPENSOCKETFUNCTION of every handle: the socket libcurl
+    /// would make itself, and the errno of one that could not be made.
+    private static let openSocket: curl_opensocket_callback = { context, _, address in
+        guard let address else { return CURL_SOCKET_BAD }
+        let made = Glibc.socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+        if made < 0, let context {
+            Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().socketErrno = Glibc.errno
+        }
+        return made
     }
 
     /// CURLOPT_WRITEFUNCTION of every handle: the answer into its
@@ -155,6 +177,8 @@ private final class Transfer {
     var answer: [UInt8] = []
     var answerBytes = 0
     var answerTooLong = false
+    /// The errno of a socket libcurl asked for and did not get; 0 if none.
+    var socketErrno: Int32 = 0
 
     init(handle: DeliveryHandle, tag: Int, headers: CurlHeaderList, capture: Int) {
         self.handle = handle

@@ -41,6 +41,7 @@ CURLcode courier_easy_setopt_string(CURL *easy, CURLoption option, const char *v
 CURLcode courier_easy_setopt_pointer(CURL *easy, CURLoption option, void *value);
 CURLcode courier_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value);
 CURLcode courier_easy_setopt_write_function(CURL *easy, CURLoption option, curl_write_callback value);
+CURLcode courier_easy_setopt_opensocket_function(CURL *easy, CURLoption option, curl_opensocket_callback value);
 CURLcode courier_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode courier_easy_getinfo_offset(CURL *easy, CURLINFO info, curl_off_t *value);
 

@@ -16,9 +16,12 @@ final class LoopbackServer: Sendable {
     /// Shared between the server's threads and the test.
     private let log = Locked<[HTTPRequest]>([])
 
-    init(_ behaviour: @escaping @Sendable (HTTPRequest, Int) -> HTTPServerAction) throws {
+    init(
+        limits: HTTPServerLimits = HTTPServerLimits(),
+        _ behaviour: @escaping @Sendable (HTTPRequest, Int) -> HTTPServerAction
+    ) throws {
         let log = self.log
-        server = try HTTPServer { request in
+        server = try HTTPServer(limits: limits) { request in
             let count = log.withLock { requests -> Int in
                 requests.append(request)
                 return requests.filter { $0.header("idempotency-key") == request.header("idempotency-key") }.count
@@ -29,8 +32,13 @@ final class LoopbackServer: Sendable {
     }
 
     /// A server that answers every request with `status`.
-    convenience init(status: Int, body: String = "{}", headers: [(name: String, value: String)] = []) throws {
-        try self.init { _, _ in .respond(HTTPResponse(status: status, headers: headers, body: Array(body.utf8))) }
+    convenience init(
+        status: Int, body: String = "{}", headers: [(name: String, value: String)] = [],
+        limits: HTTPServerLimits = HTTPServerLimits()
+    ) throws {
+        try self.init(limits: limits) { _, _ in
+            .respond(HTTPResponse(status: status, headers: headers, body: Array(body.utf8)))
+        }
     }
 
     /// A server that answers as `sink` does and records what it got.
