@@ -6,6 +6,11 @@ package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConverti
 
     package init(_ code: Int32) { self.code = code }
 
+    /// The process (or the system) is out of open files or memory: not
+    /// the fault of the file or server it was for (intake's checked read,
+    /// a delivery's socket).
+    package var isOwnLimit: Bool { [EMFILE, ENFILE, ENOMEM].contains(code) }
+
     /// The calling thread's errno, read right after a failed call.
     package static var current: Errno { Errno(errno) }
 

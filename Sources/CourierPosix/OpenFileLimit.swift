@@ -10,7 +10,7 @@ import Glibc
 package enum OpenFileLimit {
     /// Raises it if it can; a limit that cannot be raised is left as it
     /// was (a file courier then cannot open stops the round, and is not
-    /// flagged: `Spool.isOwnLimit`).
+    /// flagged: `Errno.isOwnLimit`).
     package static func raiseToHard() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }

@@ -24,7 +24,7 @@ extension Spool {
     /// what was opened (a name swapped since it was listed is caught), one
     /// link (a hard link would turn any file courier can read into an
     /// entry), within `limit` bytes, and read whole.
-    /// Throws only for the process's own limits (`isOwnLimit`): the file
+    /// Throws only for the process's own limits (`Errno.isOwnLimit`): the file
     /// is not at fault, and stays where it is.
     package func readChecked(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> CheckedRead {
         try openChecked(name, in: directory(state), limit: limit).read
@@ -73,21 +73,13 @@ extension Spool {
             return (.vanished, nil, nil)
         } catch let error where error.errno == Errno(ELOOP) {
             return (.refused("not a regular file (symbolic link); it was not followed or read"), nil, nil)
-        } catch let error where Self.isOwnLimit(error.errno) {
+        } catch let error where error.errno.isOwnLimit {
             // Too many open files, or no memory: the process's limit, not
             // the file's fault. Refusing would flag good records.
             throw SpoolError(error)
         } catch {
             return (.refused("unreadable: \(error.errno)"), nil, nil)
         }
-    }
-}
-
-extension Spool {
-    /// An errno that says the process (or the system) is out of a
-    /// resource, not that the file is unreadable.
-    static func isOwnLimit(_ errno: Errno) -> Bool {
-        [Errno(EMFILE), Errno(ENFILE), Errno(ENOMEM)].contains(errno)
     }
 }
 

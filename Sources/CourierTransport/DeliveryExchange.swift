@@ -56,9 +56,3 @@ package struct DeliveryResponse {
         self.duration = duration
     }
 }
-
-extension DeliveryResponse {
-    /// The errnos that say the process is out of a resource, as intake's
-    /// `Spool.isOwnLimit`: EMFILE, ENFILE, ENOMEM.
-    static func isOwnLimit(_ code: Int32) -> Bool { [EMFILE, ENFILE, ENOMEM].contains(code) }
-}

@@ -122,7 +122,7 @@ package final class HTTPClient: Transport {
         // CURLINFO_OS_ERRNO 0), so the socket is made here and its errno kept.
         var ownLimit: Errno?
         if error != nil {
-            for code in [transfer.socketErrno, easy.osErrno()] where DeliveryResponse.isOwnLimit(code) {
+            for code in [transfer.socketErrno, easy.osErrno()] where Errno(code).isOwnLimit {
                 ownLimit = Errno(code)
                 break
             }
