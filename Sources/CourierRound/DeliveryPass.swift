@@ -110,7 +110,7 @@ final class DeliveryPass {
     func run() throws(RoundError) -> RoundSummary {
         // A commit handed to the commit thread before the pass stopped
         // finishes first, and its error is the pass's if it failed.
-        do { try deliver() } catch { throw commits.abandon(after: error) }
+        do { try deliver() } catch { throw commits.stop(after: error) }
         do { try batchSizes.save(to: session) } catch { throw .spool(error) }
         for (name, size) in batchSizes.all { summary.batches[name.value, default: BatchTally()].finalSize = size }
         summary.tokenErrors = authorization.summary

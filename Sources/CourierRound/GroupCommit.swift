@@ -41,6 +41,8 @@ final class GroupCommit {
     /// Started by the first commit: a pass with nothing to commit makes none.
     private var thread: CommitThread?
     private var threadFailed = false
+    /// A commit failed: nothing more is carried out (`stop`).
+    private var commitFailed = false
     private var queue: [Job] = []
     /// A job is out on the thread, its outcome not taken yet.
     private var running: Running?
@@ -123,16 +125,30 @@ final class GroupCommit {
         }
     }
 
-    /// The pass stopped on `error`: the commit still running finishes,
-    /// and if it failed, its error is the pass's (it was handed before the
-    /// pass went on). What waits in the queue is not carried out: its
-    /// items stay in `sending/` and its dropped files in `queued/`, for the
-    /// next round.
-    func abandon(after error: RoundError) -> RoundError {
-        queue.removeAll()
-        guard running != nil, let thread else { return error }
-        running = nil
-        do { try report(thread.wait()) } catch let failed { return failed }
+    /// The pass stopped on `error`: the commit running finishes, and if it
+    /// failed, its error is the pass's (it was handed before the pass went
+    /// on). Otherwise the answers the pass collected are still committed:
+    /// their ledger lines are attempts that were made, and left in
+    /// `sending/` they would be sent again. A failure of those is logged
+    /// under the pass's own error. Intake groups waiting in the queue are
+    /// not carried out: their dropped files stay in `queued/` for the next
+    /// round. Once a commit has failed nothing more is: its items and every
+    /// later one's stay in `sending/` for recovery, as after a crash.
+    func stop(after error: RoundError) -> RoundError {
+        queue.removeAll { !$0.isSettle }
+        guard !commitFailed else {
+            queue.removeAll()
+            return error
+        }
+        if running != nil, let thread {
+            do { try finished(thread.wait()) } catch let failed {
+                queue.removeAll()
+                return failed
+            }
+        }
+        do { try finish() } catch let failed {
+            log(.error, "the answers collected before the round stopped are not recorded: \(failed)")
+        }
         return error
     }
 
@@ -230,6 +246,7 @@ final class GroupCommit {
         case .success(let warnings):
             for warning in warnings { log(.warning, warning) }
         case .failure(let error):
+            commitFailed = true
             throw .spool(error)
         }
     }

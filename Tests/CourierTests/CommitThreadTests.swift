@@ -101,13 +101,46 @@ import Testing
         try commits.commit()
         let later = RoundError.spool(SpoolError(SystemError("rename", path: "queued/x", Errno(EIO))))
 
-        let reported = commits.abandon(after: later)
+        let reported = commits.stop(after: later)
         guard case .spool(let error) = reported else {
             Issue.record("expected the commit's spool error, got \(reported)")
             return
         }
         #expect(error.description.contains("No space left"))
         #expect(try spool.names(in: .sending) == ["a@alpha.json"])
+    }
+
+    @Test("a pass stopped by another error still commits the answers it had gathered, and reports its own error")
+    func aStoppedPassCommitsItsAnswers() throws {
+        let spool = try Self.spool()
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        commits.add(try Self.settling("a", in: spool), at: .now())
+        try commits.commit()
+        // Gathered, not yet handed to the thread.
+        commits.add(try Self.settling("b", in: spool), at: .now())
+        let stop = RoundError.spool(SpoolError(SystemError("socket", path: "alpha", Errno(EMFILE))))
+
+        let reported = commits.stop(after: stop)
+        #expect(reported.description.contains("Too many open files"), "\(reported)")
+        #expect(try spool.names(in: .sent).sorted() == ["a@alpha.json", "b@alpha.json"])
+        #expect(try spool.names(in: .sending).isEmpty)
+        #expect(try spool.ledger().map(\.key) == ["a", "b"])
+    }
+
+    @Test("a pass stopped after a commit failed carries out nothing more of what it had gathered")
+    func aStoppedPassAfterAFailedCommitCommitsNothing() throws {
+        let spool = try Self.spool()
+        spool.session.faults = FaultPlan(failing: .write, at: 1, with: Errno(ENOSPC))
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        commits.add(try Self.settling("a", in: spool), at: .now())
+        try commits.commit()
+        #expect(throws: RoundError.self) { try commits.waitForRunning() }
+        commits.add(try Self.settling("b", in: spool), at: .now())
+        let stop = RoundError.spool(SpoolError(SystemError("read", path: "queued/x", Errno(EIO))))
+
+        _ = commits.stop(after: stop)
+        #expect(try spool.names(in: .sending).sorted() == ["a@alpha.json", "b@alpha.json"])
+        #expect(try spool.ledger().isEmpty)
     }
 
     @Test("a commit handed while another runs waits for it, and is not carried out after that one failed")

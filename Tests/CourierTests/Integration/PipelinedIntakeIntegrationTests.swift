@@ -88,7 +88,7 @@ import Testing
         }
         #expect(!Self.serialLockIsFree(spool), "the groups hold the serial lock until their commits")
         let stop = RoundError.spool(SpoolError(SystemError("read", path: "queued/x", Errno(EIO))))
-        _ = commits.abandon(after: stop)
+        _ = commits.stop(after: stop)
 
         #expect(try spool.names(in: .sending) == ["a@alpha.json"])
         #expect(try spool.names(in: .queued) == ["b.json"])
