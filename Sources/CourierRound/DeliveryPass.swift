@@ -497,8 +497,9 @@ final class DeliveryPass {
         let now = Timestamp.now()
         // Out of open files for a socket: the process's limit, not the
         // subscriber's silence. No attempt is counted; the round settles
-        // the rest of these answers and stops, and the items stay in
-        // sending/ for the next round's recovery, under the same key.
+        // the rest of these answers and stops (they are still committed:
+        // `GroupCommit.stop`), and the request's items stay in sending/
+        // for the next round's recovery, under the same key.
         var ownLimit: SpoolError?
         for (tag, response) in finished {
             guard let request = inFlight.removeValue(forKey: tag) else { continue }
