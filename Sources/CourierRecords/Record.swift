@@ -107,18 +107,22 @@ package struct Record: Sendable {
 /// as in most parsers.
 struct RecordFields {
     let bytes: [UInt8]
-    /// Each name as written (no copy of it where it is a slice of `bytes`).
+    /// Each name as JSON reads it, decoded once here: a record's fields are
+    /// looked up ten times or so, and most names have no escape, so most
+    /// are a slice of `bytes`, not a copy.
     let members: [(name: ArraySlice<UInt8>, value: Range<Int>)]
 
     init(bytes: [UInt8], members: [JSONSplice.Member]) {
         self.bytes = bytes
-        self.members = members.map { (ArraySlice($0.name), $0.value) }
+        self.members = members.map { (Self.decodedName(ArraySlice($0.name)), $0.value) }
     }
 
     /// The members the outline of a record noted (its top value an object).
     init(outline: JSONOutline) {
         bytes = outline.bytes
-        members = outline.members(of: outline.root).map { name, value in (outline.bytes[name], value) }
+        members = outline.members(of: outline.root).map { name, value in
+            (Self.decodedName(outline.bytes[name]), value)
+        }
     }
 
     /// The top-level members of a record's bytes; nil when they are not a
@@ -130,7 +134,10 @@ struct RecordFields {
     }
 
     func field(_ name: String) -> [UInt8]? {
-        members.last { Self.decodedName($0.name).elementsEqual(name.utf8) }.map { Array(bytes[$0.value]) }
+        var name = name
+        return name.withUTF8 { wanted in
+            members.last { $0.name.count == wanted.count && $0.name.elementsEqual(wanted) }
+        }.map { Array(bytes[$0.value]) }
     }
 
     /// A member name as written, its escapes decoded (most names have none).
