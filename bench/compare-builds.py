@@ -6,6 +6,11 @@ Usage: bench/compare-builds.py OLD-BINARY NEW-BINARY N ROUNDS [batch]
 
 With `batch`, each round also runs both builds in batch mode (100 per request, against a fresh
 `courier sink` of the same build, as bench/run does) and the floor in batch mode.
+
+The two builds swap places every round, so give an even ROUNDS: the build that runs second
+writes its spool just after the first one's was removed, and on the unjournaled ext4 of these
+machines that alone made the second slot 5–10 µs per record slower (2026-12-03: the same two
+binaries, 0.064 against 0.068 ms in one order and 0.081 against 0.071 in the other).
 """
 import argparse
 import os
@@ -29,16 +34,17 @@ try:
         results.setdefault(label, []).append((n / wall, cpu * 1000 / n))
         print(f"  {label:28s} {n/wall:8.0f} records/s {cpu*1000/n:6.3f} CPU ms/record", file=sys.stderr, flush=True)
     for r in range(rounds):
-        for label, binary in (("courier OLD", old), ("courier NEW", new)):
+        builds = (("OLD", old), ("NEW", new)) if r % 2 == 0 else (("NEW", new), ("OLD", old))
+        for which, binary in builds:
             b.courier = os.path.abspath(binary)
-            run(label, lambda: b.courier_trial(source, n))
+            run(f"courier {which}", lambda: b.courier_trial(source, n))
         run("curl --parallel 16", lambda: b.curl_trial(cfg))
         run("naive durable peer", lambda: b.naive_trial(source, n))
         run(bench.FLOOR_MT, lambda: b.floor_trial(bench.FLOOR_MT, b.floor_mt, source, n))
         if batch:
-            for label, binary in (("courier batch OLD", old), ("courier batch NEW", new)):
+            for which, binary in builds:
                 b.courier = os.path.abspath(binary)
-                run(label, lambda: b.batch_trial(source, n))
+                run(f"courier batch {which}", lambda: b.batch_trial(source, n))
             run(bench.FLOOR_BATCH, lambda: b.floor_batch_trial(source, n))
     print("| tool | records/s (median) | CPU ms/record (median) | runs |\n|---|---:|---:|---|")
     for label, rs in results.items():
