@@ -83,9 +83,12 @@ package enum JSONSplice {
         return elements
     }
 
+    /// JSON's whitespace (RFC 8259 §2).
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
     private static func skipSpace(_ bytes: [UInt8], _ start: Int) -> Int {
         var index = start
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count, isSpace(bytes[index]) { index += 1 }
         return index
     }
 
@@ -133,7 +136,8 @@ package enum JSONSplice {
         default:
             var index = start
             while index < bytes.count,
-                ![comma, closeBrace, closeBracket, 0x20, 0x09, 0x0A, 0x0D].contains(bytes[index])
+                bytes[index] != comma && bytes[index] != closeBrace && bytes[index] != closeBracket
+                    && !isSpace(bytes[index])
             {
                 index += 1
             }

@@ -128,7 +128,7 @@ struct RecordFields {
     /// The top-level members of a record's bytes; nil when they are not a
     /// JSON object.
     init?(bytes: [UInt8]) {
-        let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? bytes.count
+        let start = bytes.firstIndex { !JSONSplice.isSpace($0) } ?? bytes.count
         guard let top = JSONSplice.object(at: start, in: bytes) else { return nil }
         self.init(bytes: bytes, members: top.members)
     }

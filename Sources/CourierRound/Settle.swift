@@ -224,10 +224,11 @@ struct Settler {
             return request.items.map { ItemVerdict(item: $0, outcome: outcome, conflict: false, detail: detail) }
         }
         guard let results = BatchBody.results(in: response.answer) else {
-            let missing = DeliveryOutcome.retryLater(reason: "the batch answer has no results[]", after: nil)
+            let missing = DeliveryOutcome.retryLater(reason: "the batch answer is not JSON with results[]", after: nil)
             return request.items.map {
                 ItemVerdict(
-                    item: $0, outcome: missing, conflict: false, detail: "no results[] in the answer: " + detail)
+                    item: $0, outcome: missing, conflict: false,
+                    detail: "no results[] in the answer, or it is not JSON: " + detail)
             }
         }
         let perItem = request.items.map { item -> ItemVerdict in

@@ -153,30 +153,31 @@ package enum BatchBody {
         }
     }
 
-    /// `results[]` by idempotency key; nil when the answer has no such list.
-    /// Each entry is read once, member by member; a member named twice is
-    /// read as its last.
+    /// `results[]` by idempotency key; nil when the answer is not one JSON
+    /// value or has no such list. Each entry is read once, member by
+    /// member; a member named twice is read as its last.
     package static func results(in answer: [UInt8]) -> [String: Result]? {
-        guard let list = JSONSplice.value(of: "results", in: answer), list.first == UInt8(ascii: "[") else {
-            return nil
-        }
+        // One pass checks the whole answer (a server's text is not trusted
+        // to be JSON) and notes the object, results[], each entry and each
+        // entry's members: nothing is scanned or copied again.
+        guard let outline = JSONOutline(answer, levels: 3),
+            let list = outline.member("results", of: outline.root), outline.kind(of: list) == .array
+        else { return nil }
         var found: [String: Result] = [:]
-        for element in JSONSplice.arrayElements(list) {
-            guard let object = JSONSplice.object(at: 0, in: element) else { continue }
+        for entry in outline.children(of: list) where outline.kind(of: entry) == .object {
             var members = ResultMembers()
-            for member in object.members { members.note(member, in: element) }
-            guard let key = members.key.flatMap({ JSONValidator.decodeString(Array(element[$0])) }),
-                let status = members.status.flatMap({ JSONValidator.decodeString(Array(element[$0])) })
+            for member in outline.members(of: entry) { members.note(answer[member.name], member.value) }
+            func bytes(_ range: Range<Int>) -> [UInt8] { Array(answer[range]) }
+            guard let key = members.key.flatMap({ JSONValidator.decodeString(bytes($0)) }),
+                let status = members.status.flatMap({ JSONValidator.decodeString(bytes($0)) })
             else { continue }
-            var result = Result(status: status, text: String(decoding: element, as: UTF8.self))
-            result.serverID = members.serverID.flatMap { scalar(Array(element[$0])) }
-            result.etag = members.etag.flatMap { scalar(Array(element[$0])) }
-            result.currentETag = members.currentETag.flatMap { scalar(Array(element[$0])) }
+            var result = Result(
+                status: status, text: String(decoding: answer[outline.nodes[entry].bytes], as: UTF8.self))
+            result.serverID = members.serverID.flatMap { scalar(bytes($0)) }
+            result.etag = members.etag.flatMap { scalar(bytes($0)) }
+            result.currentETag = members.currentETag.flatMap { scalar(bytes($0)) }
             result.message =
-                members.message.flatMap { scalar(Array(element[$0])) }
-                ?? members.error.flatMap {
-                    scalar(Array(element[$0]))
-                }
+                members.message.flatMap { scalar(bytes($0)) } ?? members.error.flatMap { scalar(bytes($0)) }
             result.hasUnknownMembers = members.hasUnknown
             found[key] = result
         }
@@ -194,21 +195,29 @@ package enum BatchBody {
         var error: Range<Int>?
         var hasUnknown = false
 
-        mutating func note(_ member: JSONSplice.Member, in element: [UInt8]) {
-            switch member.name {
-            case Self.keyName: key = member.value
-            case Self.statusName: status = member.value
-            case Self.serverIDName: serverID = member.value
-            case Self.etagName: etag = member.value
-            case Self.currentETagName: currentETag = member.value
-            case Self.messageName: message = member.value
-            case Self.errorName: error = member.value
-            default: hasUnknown = true
+        /// `name` as written, inside its quotes; `value` where its value is.
+        mutating func note(_ name: ArraySlice<UInt8>, _ value: Range<Int>) {
+            if name.elementsEqual(Self.keyName) {
+                key = value
+            } else if name.elementsEqual(Self.statusName) {
+                status = value
+            } else if name.elementsEqual(Self.serverIDName) {
+                serverID = value
+            } else if name.elementsEqual(Self.etagName) {
+                etag = value
+            } else if name.elementsEqual(Self.currentETagName) {
+                currentETag = value
+            } else if name.elementsEqual(Self.messageName) {
+                message = value
+            } else if name.elementsEqual(Self.errorName) {
+                error = value
+            } else {
+                hasUnknown = true
             }
         }
 
-        // Names as they are written in the entry: what `JSONSplice.value`
-        // compared too (an escaped name is not the member).
+        // Names as they are written in the entry, as `JSONOutline.member`
+        // compares them (an escaped name is not the member).
         private static let keyName = Array("idempotency_key".utf8), statusName = Array("status".utf8)
         private static let serverIDName = Array("server_id".utf8), etagName = Array("etag".utf8)
         private static let currentETagName = Array("current_etag".utf8)

@@ -24,6 +24,20 @@ import Testing
         #expect(results["b"]?.status == "CONFLICT")
     }
 
+    @Test("a batch answer that is not one JSON value has no results: its items are retried, not taken as answered")
+    func aBrokenBatchAnswerHasNoResults() {
+        let entries = #"{"results":[{"idempotency_key":"a","status":"OK"}]}"#
+        #expect(BatchBody.results(in: Array(entries.utf8))?["a"]?.status == "OK")
+        let broken = [
+            entries + "garbage", entries + entries, #"{"results":[{"idempotency_key":"a","status":"OK","x":01}]}"#,
+            #"{"results":[{"idempotency_key":"a","status":"OK","x":"\q"}]}"#,
+        ]
+        for text in broken {
+            #expect(BatchBody.results(in: Array(text.utf8)) == nil, "\(text)")
+        }
+        #expect(BatchBody.results(in: Array(entries.utf8) + [0xFF]) == nil, "not UTF-8")
+    }
+
     /// The encoder as it was written first, scalar by scalar: what the wire
     /// format's bytes were made with.
     static func scalarEncoded(_ text: String) -> [UInt8] {
