@@ -223,12 +223,13 @@ struct Settler {
         guard case .delivered = outcome else {
             return request.items.map { ItemVerdict(item: $0, outcome: outcome, conflict: false, detail: detail) }
         }
-        guard let results = BatchBody.results(in: response.answer) else {
-            let missing = DeliveryOutcome.retryLater(reason: "the batch answer is not JSON with results[]", after: nil)
+        guard let results = BatchBody.results(in: response.answer, items: request.items.count) else {
+            let missing = DeliveryOutcome.retryLater(
+                reason: "the batch answer has no results[] courier can read", after: nil)
             return request.items.map {
                 ItemVerdict(
                     item: $0, outcome: missing, conflict: false,
-                    detail: "no results[] in the answer, or it is not JSON: " + detail)
+                    detail: "no results[] in the answer, or it is not JSON (or far too long): " + detail)
             }
         }
         let perItem = request.items.map { item -> ItemVerdict in
