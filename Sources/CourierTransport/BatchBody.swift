@@ -201,31 +201,21 @@ package enum BatchBody {
 
         /// `name` as written, inside its quotes; `value` where its value is.
         mutating func note(_ name: ArraySlice<UInt8>, _ value: Range<Int>) {
-            if name.elementsEqual(Self.keyName) {
-                key = value
-            } else if name.elementsEqual(Self.statusName) {
-                status = value
-            } else if name.elementsEqual(Self.serverIDName) {
-                serverID = value
-            } else if name.elementsEqual(Self.etagName) {
-                etag = value
-            } else if name.elementsEqual(Self.currentETagName) {
-                currentETag = value
-            } else if name.elementsEqual(Self.messageName) {
-                message = value
-            } else if name.elementsEqual(Self.errorName) {
-                error = value
-            } else {
+            guard let known = Self.known.first(where: { name.elementsEqual($0.name) }) else {
                 hasUnknown = true
+                return
             }
+            self[keyPath: known.member] = value
         }
 
         // Names as they are written in the entry, as `JSONOutline.member`
         // compares them (an escaped name is not the member).
-        private static let keyName = Array("idempotency_key".utf8), statusName = Array("status".utf8)
-        private static let serverIDName = Array("server_id".utf8), etagName = Array("etag".utf8)
-        private static let currentETagName = Array("current_etag".utf8)
-        private static let messageName = Array("message".utf8), errorName = Array("error".utf8)
+        private static let known: [(name: [UInt8], member: WritableKeyPath<ResultMembers, Range<Int>?> & Sendable)] = [
+            (Array("idempotency_key".utf8), \.key), (Array("status".utf8), \.status),
+            (Array("server_id".utf8), \.serverID), (Array("etag".utf8), \.etag),
+            (Array("current_etag".utf8), \.currentETag), (Array("message".utf8), \.message),
+            (Array("error".utf8), \.error),
+        ]
     }
 
     /// A member's value that is a string, or a number as written; nil for
