@@ -229,7 +229,8 @@ struct Settler {
             return request.items.map {
                 ItemVerdict(
                     item: $0, outcome: missing, conflict: false,
-                    detail: "no results[] in the answer, or it is not JSON (or far too long): " + detail)
+                    detail: "no results[] courier can read (not one JSON value, or far more values than results): "
+                        + detail)
             }
         }
         let perItem = request.items.map { item -> ItemVerdict in

@@ -155,8 +155,8 @@ package enum BatchBody {
 
     /// `results[]` by idempotency key, for a batch of `items`; nil when the
     /// answer is not one JSON value, has no such list, or holds far more
-    /// values than results for that many items would. Each entry is read once, member by
-    /// member; a member named twice is read as its last.
+    /// values than that many results would. Each entry is read once, member
+    /// by member; a member named twice is read as its last.
     package static func results(in answer: [UInt8], items: Int) -> [String: Result]? {
         // One pass checks the whole answer (a server's text is not trusted
         // to be JSON) and notes the object, results[], each entry and each
