@@ -36,6 +36,28 @@ import Testing
         #expect(try String(contentsOfFile: directory.path + "/new/k1.json", encoding: .utf8) == #"{"a":1}"#)
     }
 
+    @Test("a body with more values than the sink notes is refused with 413, one that is not JSON still with 400")
+    func aBodyOfTooManyValuesIsRefused() throws {
+        let directory = TemporaryDirectory("sink")
+        let sink = try Sink(directory: directory.path)
+        let members = Array(repeating: #""k":0"#, count: Sink.outlineNodes + 1).joined(separator: ",")
+        let single = Self.post(sink, key: "many", body: "{" + members + "}")
+        #expect(single.status == 413, "\(String(decoding: single.body, as: UTF8.self))")
+        #expect(
+            Self.post(sink, key: "nested", body: #"{"k":["# + String(repeating: "0,", count: 300_000) + "0]}").status
+                == 201,
+            "values deeper than the sink reads are checked, not noted")
+        #expect(Self.post(sink, key: "broken", body: "{" + members).status == 400)
+
+        let zeros = Array(repeating: "0", count: Sink.outlineNodes + 1).joined(separator: ",")
+        let batch = HTTPRequest(
+            method: "POST", target: "/transactions/batch", headers: [], body: Array(#"{"items":[\#(zeros)]}"#.utf8))
+        guard case .respond(let refused) = sink.handle(batch) else { throw TestFailure("no answer to the batch") }
+        #expect(refused.status == 413)
+        let stored = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/new")
+        #expect(stored == ["nested.json"])
+    }
+
     @Test func keysOlderThanFourteenDaysAreForgotten() throws {
         let directory = TemporaryDirectory("sink")
         let sink = try Sink(directory: directory.path)
