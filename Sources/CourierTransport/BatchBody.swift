@@ -167,11 +167,11 @@ package enum BatchBody {
         guard let outline = JSONOutline(answer, levels: 3, maximumNodes: room),
             let list = outline.member("results", of: outline.root), outline.kind(of: list) == .array
         else { return nil }
+        func bytes(_ range: Range<Int>) -> [UInt8] { Array(answer[range]) }
         var found: [String: Result] = [:]
         for entry in outline.children(of: list) where outline.kind(of: entry) == .object {
             var members = ResultMembers()
             for member in outline.members(of: entry) { members.note(answer[member.name], member.value) }
-            func bytes(_ range: Range<Int>) -> [UInt8] { Array(answer[range]) }
             guard let key = members.key.flatMap({ JSONValidator.decodeString(bytes($0)) }),
                 let status = members.status.flatMap({ JSONValidator.decodeString(bytes($0)) })
             else { continue }
