@@ -25,13 +25,11 @@ package struct JSONOutline {
     /// The outline of `bytes` when they are exactly one JSON value in
     /// UTF-8 (whitespace around it allowed); nil otherwise. Values nested
     /// at most `levels` deep are noted (the top value is level 0); deeper
-    /// ones are only checked. More than `maximumNodes` values to note is
-    /// refused too: a text a server wrote must not make courier hold
-    /// several times its size in nodes.
-    package init?(_ bytes: [UInt8], levels: Int, maximumNodes: Int = .max) {
+    /// ones are only checked.
+    package init?(_ bytes: [UInt8], levels: Int) {
         self.bytes = bytes
         let noted = bytes.withUnsafeBufferPointer { buffer -> [Node]? in
-            var scanner = Scanner(bytes: buffer, levels: levels, maximumNodes: maximumNodes)
+            var scanner = Scanner(bytes: buffer, levels: levels)
             scanner.skipSpace()
             guard scanner.value(depth: 0, name: nil) != nil else { return nil }
             scanner.skipSpace()
@@ -111,14 +109,12 @@ package struct JSONOutline {
     private struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         let levels: Int
-        let maximumNodes: Int
         var index = 0
         var nodes: [Node] = []
 
-        init(bytes: UnsafeBufferPointer<UInt8>, levels: Int, maximumNodes: Int) {
+        init(bytes: UnsafeBufferPointer<UInt8>, levels: Int) {
             self.bytes = bytes
             self.levels = levels
-            self.maximumNodes = maximumNodes
             // A record's top level, noted, in one allocation rather than five.
             nodes.reserveCapacity(16)
         }
@@ -137,7 +133,6 @@ package struct JSONOutline {
             let noted = depth <= levels
             var node = -1
             if noted {
-                guard nodes.count < maximumNodes else { return nil }
                 node = nodes.count
                 let kind: Kind
                 switch byte {

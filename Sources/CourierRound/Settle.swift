@@ -223,14 +223,13 @@ struct Settler {
         guard case .delivered = outcome else {
             return request.items.map { ItemVerdict(item: $0, outcome: outcome, conflict: false, detail: detail) }
         }
-        guard let results = BatchBody.results(in: response.answer, items: request.items.count) else {
+        guard let results = BatchBody.results(in: response.answer) else {
             let missing = DeliveryOutcome.retryLater(
                 reason: "the batch answer has no results[] courier can read", after: nil)
             return request.items.map {
                 ItemVerdict(
                     item: $0, outcome: missing, conflict: false,
-                    detail: "no results[] courier can read (not one JSON value, or far more values than results): "
-                        + detail)
+                    detail: "no results[] courier can read (or the answer is not one JSON value): " + detail)
             }
         }
         let perItem = request.items.map { item -> ItemVerdict in

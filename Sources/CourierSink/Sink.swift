@@ -35,19 +35,6 @@ package final class Sink: Sendable {
     package static let signatureTolerance: Duration = .seconds(300)
     /// A gzip body may not inflate past this.
     static let inflatedLimit = 64 << 20
-    /// The values a body's outline may note: far more than a batch of
-    /// thousands of records needs, and some 19 MB of nodes, where a body of
-    /// 64 MiB of tiny values would otherwise be held as over a gigabyte.
-    static let outlineNodes = 1 << 18
-
-    /// A body's outline, or the answer for a body that has none: 400 for
-    /// one that is not JSON, 413 for one with more values than
-    /// `outlineNodes` (asked again without noting, on that path only).
-    static func outline(_ body: [UInt8], levels: Int) -> Result<JSONOutline, UnreadableBody> {
-        if let outline = JSONOutline(body, levels: levels, maximumNodes: outlineNodes) { return .success(outline) }
-        guard JSONOutline(body, levels: 0) != nil else { return .failure(.notJSON) }
-        return .failure(.tooManyValues)
-    }
 
     package init(
         directory: String, signingSecret: [UInt8]? = nil, catalogs: String? = nil,
@@ -152,12 +139,7 @@ package final class Sink: Sendable {
             return .json(400, #"{"error":"missing or malformed Idempotency-Key"}"#)
         }
         // One pass checks the body and finds the entity it names.
-        let outline: JSONOutline
-        switch Self.outline(body, levels: 1) {
-        case .success(let noted): outline = noted
-        case .failure(let refusal): return refusal.response(or: #"{"error":"the body is not a JSON object"}"#)
-        }
-        guard outline.kind(of: outline.root) == .object else {
+        guard let outline = JSONOutline(body, levels: 1), outline.kind(of: outline.root) == .object else {
             return .json(400, #"{"error":"the body is not a JSON object"}"#)
         }
         let entity = SinkStore.entity(of: outline.root, in: outline)

@@ -13,15 +13,9 @@ extension Sink {
     func batch(_ request: HTTPRequest, body: [UInt8]) -> HTTPResponse {
         // One pass checks the whole body and notes its items, their members
         // and their payloads' members (levels 0 to 4).
-        let expected = #"{"error":"expected {\"items\":[…]}"}"#
-        let outline: JSONOutline
-        switch Self.outline(body, levels: 4) {
-        case .success(let noted): outline = noted
-        case .failure(let refusal): return refusal.response(or: expected)
-        }
-        guard outline.kind(of: outline.root) == .object, let list = outline.member("items", of: outline.root),
-            outline.kind(of: list) == .array
-        else { return .json(400, expected) }
+        guard let outline = JSONOutline(body, levels: 4), outline.kind(of: outline.root) == .object,
+            let list = outline.member("items", of: outline.root), outline.kind(of: list) == .array
+        else { return .json(400, #"{"error":"expected {\"items\":[…]}"}"#) }
         let atomic = request.target.contains("atomic=true")
         do {
             let results = try store.withLock { store throws(SystemError) -> [ItemResult] in

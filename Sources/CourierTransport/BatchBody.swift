@@ -153,18 +153,14 @@ package enum BatchBody {
         }
     }
 
-    /// `results[]` by idempotency key, for a batch of `items`; nil when the
-    /// answer is not one JSON value, has no such list, or holds far more
-    /// values than that many results would. Each entry is read once, member
+    /// `results[]` by idempotency key; nil when the answer is not one JSON
+    /// value in UTF-8 or has no such list. Each entry is read once, member
     /// by member; a member named twice is read as its last.
-    package static func results(in answer: [UInt8], items: Int) -> [String: Result]? {
+    package static func results(in answer: [UInt8]) -> [String: Result]? {
         // One pass checks the whole answer (a server's text is not trusted
         // to be JSON) and notes the object, results[], each entry and each
-        // entry's members: nothing is scanned or copied again. An entry is
-        // one object of seven members courier reads; room for 64 values per
-        // item sent bounds what a hostile answer can make it hold.
-        let room = 64 * (max(1, items) + 1)
-        guard let outline = JSONOutline(answer, levels: 3, maximumNodes: room),
+        // entry's members: nothing is scanned or copied again.
+        guard let outline = JSONOutline(answer, levels: 3),
             let list = outline.member("results", of: outline.root), outline.kind(of: list) == .array
         else { return nil }
         func bytes(_ range: Range<Int>) -> [UInt8] { Array(answer[range]) }

@@ -36,26 +36,27 @@ import Testing
         #expect(try String(contentsOfFile: directory.path + "/new/k1.json", encoding: .utf8) == #"{"a":1}"#)
     }
 
-    @Test("a body with more values than the sink notes is refused with 413, one that is not JSON still with 400")
-    func aBodyOfTooManyValuesIsRefused() throws {
+    @Test("a wide batch within courier's default limits is stored whole: 100 records of 2,620 fields each")
+    func aWideBatchIsStored() throws {
         let directory = TemporaryDirectory("sink")
         let sink = try Sink(directory: directory.path)
-        let members = Array(repeating: #""k":0"#, count: Sink.outlineNodes + 1).joined(separator: ",")
-        let single = Self.post(sink, key: "many", body: "{" + members + "}")
-        #expect(single.status == 413, "\(String(decoding: single.body, as: UTF8.self))")
-        #expect(
-            Self.post(sink, key: "nested", body: #"{"k":["# + String(repeating: "0,", count: 300_000) + "0]}").status
-                == 201,
-            "values deeper than the sink reads are checked, not noted")
-        #expect(Self.post(sink, key: "broken", body: "{" + members).status == 400)
-
-        let zeros = Array(repeating: "0", count: Sink.outlineNodes + 1).joined(separator: ",")
-        let batch = HTTPRequest(
-            method: "POST", target: "/transactions/batch", headers: [], body: Array(#"{"items":[\#(zeros)]}"#.utf8))
-        guard case .respond(let refused) = sink.handle(batch) else { throw TestFailure("no answer to the batch") }
-        #expect(refused.status == 413)
-        let stored = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/new")
-        #expect(stored == ["nested.json"])
+        // Upper case: no field can be the record's own `id` or `kind`.
+        let fields = (0..<2620).map { #""\#(String($0, radix: 36).uppercased())":0"# }.joined(separator: ",")
+        let items = try (0..<100).map { index in
+            let record = Array(#"{"id":"r\#(index)","kind":"order",\#(fields)}"#.utf8)
+            guard let item = BatchBody.Item(key: "k\(index)", record: record) else {
+                throw TestFailure("record \(index) is not a batch item")
+            }
+            return item
+        }
+        let body = BatchBody.encode(items, deviceID: "d")
+        #expect(body.count <= BatchSettings().maxBytes, "within max-batch-bytes")
+        let request = HTTPRequest(method: "POST", target: "/transactions/batch", headers: [], body: body)
+        guard case .respond(let answer) = sink.handle(request) else { throw TestFailure("no answer to the batch") }
+        #expect(answer.status == 200)
+        let results = try #require(BatchBody.results(in: answer.body))
+        #expect(results.count == 100 && results.values.allSatisfy { $0.status == "OK" })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/new").count == 100)
     }
 
     @Test func keysOlderThanFourteenDaysAreForgotten() throws {
