@@ -83,6 +83,24 @@ package struct Intake {
         return min(1024, max(groupSize, (openFileLimit - 256 - connections) / 3))
     }
 
+    /// Dropped files read ahead (`DroppedFileReader`) and not taken yet, at
+    /// most. Each is open until intake takes it into a group, on top of the
+    /// three groups' files, the 256 kept for folders and the connections:
+    /// the reader reads ahead only where the open-file limit leaves room
+    /// beyond those, and not at all where that room is less than a batch.
+    static func readAheadDepth(openFileLimit: Int?, connections: Int, groupSizeBehindCommit: Int) -> Int {
+        let most = DroppedFileReader.maximumDepth
+        guard let openFileLimit else { return most }
+        let room = openFileLimit - 256 - connections - 3 * groupSizeBehindCommit
+        return room < DroppedFileReader.batch ? 0 : min(most, room)
+    }
+
+    var readAheadDepth: Int {
+        Self.readAheadDepth(
+            openFileLimit: Self.openFileLimit, connections: settings.connections,
+            groupSizeBehindCommit: groupSizeBehindCommit)
+    }
+
     static let groupBytes = 4 << 20
 
     /// An accepted record waiting for its group's commit.
@@ -143,15 +161,24 @@ package struct Intake {
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
-    /// `planned`: the entries of the group this file joins; `committing`:
-    /// those of groups handed to a commit that has not finished.
+    /// `ahead`: its read, made ahead under the present hold of the serial
+    /// lock (`DroppedFileReader`); nil: it is read now. `planned`: the
+    /// entries of the group this file joins; `committing`: those of groups
+    /// handed to a commit that has not finished.
     func take(
-        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]],
-        committing: [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
+        _ name: FileName, kind: FileStatus.Kind?, ahead: DroppedFileReader.Read? = nil,
+        planned: inout [EntryName: [UInt8]], committing: [EntryName: [UInt8]], lookup: inout EntryLookup,
+        into report: inout IntakeReport
     )
         throws(SpoolError) -> Accepted?
     {
-        guard let (record, file, readAs) = try read(name, kind: kind, into: &report) else { return nil }
+        let read: (Record, FileDescriptor, FileStatus?)?
+        if let ahead {
+            read = (ahead.record, ahead.file, ahead.status)
+        } else {
+            read = try self.read(name, kind: kind, into: &report)
+        }
+        guard let (record, file, readAs) = read else { return nil }
         switch SubscriberChoice.of(record, among: settings.subscribers) {
         case .chosen(let subscribers):
             return try plan(
@@ -241,6 +268,14 @@ package struct Intake {
             }
         }
         return false
+    }
+
+    /// The dropped name still names the file `read` opened: nobody took it
+    /// in or replaced it since (intake renames a dropped name away, never
+    /// back), so its read holds under a later hold of the serial lock.
+    func stillNames(_ name: FileName, _ read: DroppedFileReader.Read) -> Bool {
+        guard let opened = read.status, let now = try? spool.directory(.queued).status(of: name) else { return false }
+        return now.device == opened.device && now.inode == opened.inode
     }
 
     /// Modified less than `settle` ago: a script may still be writing it.
