@@ -69,19 +69,7 @@ final class DroppedFileReader {
     static func start(queued: DirectoryHandle, maximumSize: Int, depth: Int) -> DroppedFileReader? {
         guard depth > 0 else { return nil }
         let shared = Shared(queued: queued, maximumSize: maximumSize)
-        let context = Unmanaged.passRetained(shared).toOpaque()
-        var thread = pthread_t()
-        let made = pthread_create(
-            &thread, nil,
-            { context in
-                guard let context else { return nil }
-                Unmanaged<Shared>.fromOpaque(context).takeRetainedValue().serve()
-                return nil
-            }, context)
-        guard made == 0 else {
-            Unmanaged<Shared>.fromOpaque(context).release()
-            return nil
-        }
+        guard let thread = PassThread.start({ shared.serve() }) else { return nil }
         return DroppedFileReader(shared: shared, thread: thread, depth: depth)
     }
 
@@ -231,10 +219,6 @@ final class DroppedFileReader {
         }
 
         func serve() {
-            // Signals are the loop's, as for the commit thread.
-            var signals = sigset_t()
-            sigfillset(&signals)
-            pthread_sigmask(SIG_BLOCK, &signals, nil)
             var finished: Done?
             while let ask = next(after: finished) {
                 finished = Done(number: ask.number, read: Self.read(ask, in: queued, maximumSize: maximumSize))
