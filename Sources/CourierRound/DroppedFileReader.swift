@@ -11,12 +11,12 @@ import Glibc
 /// and the session gate; a file whose read went any other way than a
 /// record parsed is read again there, by the full rules.
 ///
-/// A read is asked for with the serial lock's epoch as intake last held it
-/// (`SerialLock.epoch`), and used as it is if intake's hold, when it takes
-/// the read, is of the same epoch: no other process held the lock between,
-/// so none took the file in meanwhile (every command that moves a name
-/// takes it). Otherwise the name must still be the file read
-/// (`Intake.stillNames`), or intake would call a duplicate what another
+/// A read is used only if nobody has written to its file since, and, unless
+/// it was asked under the serial lock's epoch intake holds when it takes
+/// it (`SerialLock.epoch`: no other process held the lock between, so none
+/// took the file in meanwhile), only if the dropped name still names the
+/// file read (`Intake.holds`). Otherwise intake would take a producer's
+/// rewritten file under its old bytes, or call a duplicate what another
 /// worker took in while it was read.
 ///
 /// Asks are numbered; intake takes them in that order, once each. When
@@ -41,10 +41,12 @@ final class DroppedFileReader {
     /// pass reads in one go before it turns to its transfers. With 64 the
     /// reader was idle while the loop sent, and fell behind in each burst.
     static let maximumDepth = 2048
-    /// Bytes of reads done and not handed to intake past which no new
-    /// read starts: with what intake holds (one hand-over), twice this and
-    /// a record at most.
-    static let byteLimit = 4 << 20
+    /// Bytes of reads done and not taken by intake past which no new read
+    /// starts: these and one record at most are held ahead. A round of 150
+    /// records of 1 MiB peaked at 60–62 MiB with 4 MiB here, 53–55 with
+    /// 1 MiB, 49–50 without a reader; at 2 KB a record, 1 MiB is 500 files
+    /// ahead, and a round sent as many records a second as with 4 MiB.
+    static let byteLimit = 1 << 20
     /// Asks made at once, at least: the reader is woken once for them.
     static let batch = 8
 
@@ -57,6 +59,9 @@ final class DroppedFileReader {
     /// Reads handed over and not taken yet, in ask order (`head` on).
     private var received: [Done] = []
     private var head = 0
+    /// Bytes of the reads taken or passed over since the last hand-over:
+    /// the reader counts them as held until then.
+    private var bytesLeft = 0
 
     private init(shared: Shared, thread: pthread_t, depth: Int) {
         self.shared = shared
@@ -105,26 +110,48 @@ final class DroppedFileReader {
     func take(_ number: Int) -> Read? {
         guard number >= nextTake else { return nil }
         nextTake = number + 1
-        if let done = received(number) { return done.read }
+        if let done = received(number) {
+            makeRoom()
+            return done.read
+        }
         // What the reader has handed over since, once it is past `number`.
-        let handed = shared.handOver(through: number)
+        let handed = shared.handOver(through: number, bytesLeft: bytesLeft)
+        bytesLeft = 0
         received = head < received.count ? Array(received[head...]) + handed : handed
         head = 0
         // Room for bytes: a reader that waited for it reads on.
         pthread_cond_signal(shared.asked)
-        return received(number)?.read
+        let done = received(number)
+        makeRoom()
+        return done?.read
     }
 
-    /// Waits until every ask is read; for tests, which would otherwise
-    /// race the reader.
+    /// Gives the reader room for the bytes intake has taken, once they are
+    /// half its limit: as intake takes them, not only at a hand-over.
+    private func makeRoom() {
+        guard bytesLeft >= Self.byteLimit / 2 else { return }
+        shared.withLock { $0.bytesHeld -= bytesLeft }
+        bytesLeft = 0
+        pthread_cond_signal(shared.asked)
+    }
+
+    /// Waits until every ask is read, or the reader waits for intake to
+    /// take some (the byte limit); for tests, which would otherwise race
+    /// the reader.
     func waitForReads() { shared.waitForReads() }
+
+    /// Bytes the reader counts as held ahead; for tests.
+    var bytesHeld: Int { shared.withLock { $0.bytesHeld } }
 
     /// Ask `number`'s read from those in hand, passing older ones.
     private func received(_ number: Int) -> Done? {
-        while head < received.count, received[head].number < number { head += 1 }
-        guard head < received.count, received[head].number == number else { return nil }
-        head += 1
-        return received[head - 1]
+        while head < received.count, received[head].number <= number {
+            let done = received[head]
+            head += 1
+            bytesLeft += done.bytes
+            if done.number == number { return done }
+        }
+        return nil
     }
 
     private struct Ask {
@@ -136,6 +163,8 @@ final class DroppedFileReader {
     private struct Done {
         let number: Int
         let read: Read?
+
+        var bytes: Int { read?.record.bytes.count ?? 0 }
     }
 
     /// `@unchecked Sendable`: `state` is only touched holding `mutex`; the
@@ -150,7 +179,9 @@ final class DroppedFileReader {
             var reading: Int?
             /// Read, in order, not yet handed to intake.
             var done: [Done] = []
-            var doneBytes = 0
+            /// Bytes of the reads made and not yet taken or passed over by
+            /// intake, handed over or not.
+            var bytesHeld = 0
             /// Intake has passed every ask up to this one.
             var skipThrough = -1
             /// Intake waits for `reading` to be done.
@@ -187,10 +218,11 @@ final class DroppedFileReader {
         /// The reads done, for intake, which has come to ask `number`:
         /// waits for it if it is being read; asks up to it not begun are
         /// skipped.
-        func handOver(through number: Int) -> [Done] {
+        func handOver(through number: Int, bytesLeft: Int) -> [Done] {
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
             state.skipThrough = number
+            state.bytesHeld -= bytesLeft
             while state.reading == number {
                 state.intakeWaits = true
                 pthread_cond_wait(read, mutex)
@@ -198,7 +230,6 @@ final class DroppedFileReader {
             state.intakeWaits = false
             let done = state.done
             state.done.removeAll(keepingCapacity: true)
-            state.doneBytes = 0
             return done
         }
 
@@ -211,7 +242,9 @@ final class DroppedFileReader {
         func waitForReads() {
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
-            while !state.waiting.isEmpty || state.reading != nil {
+            while state.reading != nil
+                || (!state.waiting.isEmpty && state.bytesHeld < DroppedFileReader.byteLimit)
+            {
                 state.intakeWaits = true
                 pthread_cond_wait(read, mutex)
             }
@@ -233,14 +266,14 @@ final class DroppedFileReader {
             defer { pthread_mutex_unlock(mutex) }
             if let finished {
                 state.done.append(finished)
-                state.doneBytes += finished.read?.record.bytes.count ?? 0
+                state.bytesHeld += finished.bytes
                 state.reading = nil
                 if state.intakeWaits { pthread_cond_signal(read) }
             }
             while !state.stopping {
                 let passed = state.waiting.prefix { $0.number <= state.skipThrough }.count
                 if passed > 0 { state.waiting.removeFirst(passed) }
-                if !state.waiting.isEmpty && state.doneBytes < DroppedFileReader.byteLimit {
+                if !state.waiting.isEmpty && state.bytesHeld < DroppedFileReader.byteLimit {
                     let ask = state.waiting.removeFirst()
                     state.reading = ask.number
                     return ask

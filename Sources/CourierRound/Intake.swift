@@ -270,12 +270,20 @@ package struct Intake {
         return false
     }
 
-    /// The dropped name still names the file `read` opened: nobody took it
-    /// in or replaced it since (intake renames a dropped name away, never
-    /// back), so its read holds under a later hold of the serial lock.
-    func stillNames(_ name: FileName, _ read: DroppedFileReader.Read) -> Bool {
-        guard let opened = read.status, let now = try? spool.directory(.queued).status(of: name) else { return false }
-        return now.device == opened.device && now.inode == opened.inode
+    /// A read made ahead (`DroppedFileReader`) is what intake's own read
+    /// would be now: nobody has written to the file since (its size, and
+    /// its modification and change times, as read: a producer that rewrites
+    /// the same file in place keeps its inode), and, unless `sameEpoch` (no
+    /// other process held the serial lock since it was asked), the dropped
+    /// name still names it: nobody took it in or renamed another over it
+    /// (intake renames a dropped name away, never back).
+    func holds(_ read: DroppedFileReader.Read, of name: FileName, sameEpoch: Bool) -> Bool {
+        guard let opened = read.status, let now = try? read.file.status(),
+            now.size == opened.size, now.modified == opened.modified, now.changed == opened.changed
+        else { return false }
+        guard !sameEpoch else { return true }
+        guard let named = try? spool.directory(.queued).status(of: name) else { return false }
+        return named.device == opened.device && named.inode == opened.inode
     }
 
     /// Modified less than `settle` ago: a script may still be writing it.

@@ -89,7 +89,7 @@ final class IntakeSession {
             lastEpoch = lock.epoch
         }
         var ahead = number.flatMap { reader?.take($0) }
-        if let read = ahead, read.epoch != lastEpoch, !intake.stillNames(name, read) { ahead = nil }
+        if let read = ahead, !intake.holds(read, of: name, sameEpoch: read.epoch == lastEpoch) { ahead = nil }
         if ahead != nil { readAheadTaken += 1 }
         guard
             let accepted = try intake.take(

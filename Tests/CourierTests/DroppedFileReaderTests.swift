@@ -33,6 +33,49 @@ import Testing
         #expect(rename(spool.path + "/tmp/\(name)", spool.path + "/queued/\(name)") == 0)
     }
 
+    /// Rewrites `queued/NAME` in place, the same inode, as `echo … > file` does.
+    static func rewriteInPlace(_ name: String, with text: String, in spool: TemporarySpool) throws {
+        let fd = open(spool.path + "/queued/" + name, O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+    }
+
+    /// What a scripted transport's answers do beside the pass, once.
+    final class Meddler: @unchecked Sendable {
+        var answers = 0
+        var touched: [String] = []
+    }
+
+    /// A pass over 2,000 dropped files whose 20th answer has `meddle` done to
+    /// every file still under its dropped name, after the reader has had
+    /// time to read them ahead.
+    static func passMeddledWith(_ meddle: @escaping (String, String) -> Void) throws -> (
+        TemporarySpool, Meddler, ScriptedTransport, RoundSummary
+    ) {
+        let spool = try Self.spool()
+        for index in 0..<2000 { try spool.dropRecord(id: String(format: "r%04d", index)) }
+        let meddler = Meddler()
+        let path = spool.path
+        let transport = ScriptedTransport(clock: FakeClock()) { _, _ in
+            meddler.answers += 1
+            if meddler.answers == 20 {
+                usleep(300_000)
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path + "/queued")) ?? []
+                for name in names where !name.contains("@") && name.hasSuffix(".json") {
+                    meddle(path + "/queued/" + name, String(name.dropLast(5)))
+                    meddler.touched.append(String(name.dropLast(5)))
+                }
+            }
+            return ScriptedTransport.response(201)
+        }
+        let pass = try DeliveryStageTests.pass(spool, mode: .background, transport: transport)
+        #expect(pass.readsAhead)
+        let summary = try pass.run()
+        return (spool, meddler, transport, summary)
+    }
+
     @Test("the reader gives each file asked for as it read and parsed it, in the order asked, once")
     func itGivesEachReadInOrderOnce() throws {
         let spool = try Self.spool()
@@ -78,6 +121,24 @@ import Testing
         #expect(reader.take(first + 1) == nil)
     }
 
+    @Test("the reader starts no read while a mebibyte of its reads wait for intake, and reads on as intake takes them")
+    func itHoldsNoMoreThanItsBytesAhead() throws {
+        let spool = try Self.spool()
+        let padding = String(repeating: "p", count: 600_000)
+        for id in ["a", "b", "c"] { try spool.dropRecord(id: id, extra: #","pad":"\#(padding)""#) }
+        let reader = try Self.reader(spool)
+        let first = reader.ask([FileName("a.json"), FileName("b.json"), FileName("c.json")], epoch: 1)
+        let started = MonotonicInstant.now()
+        while reader.bytesHeld < 1_200_000 && MonotonicInstant.now() - started < .seconds(30) { usleep(1000) }
+        #expect(reader.bytesHeld >= 1_200_000, "two files read")
+        usleep(200_000)
+        #expect(reader.bytesHeld < 1_800_000, "the third waits: \(reader.bytesHeld) bytes held")
+        #expect(try #require(reader.take(first)).record.id.value == "a")
+        reader.waitForReads()
+        #expect(try #require(reader.take(first + 1)).record.id.value == "b")
+        #expect(try #require(reader.take(first + 2)).record.id.value == "c")
+    }
+
     @Test("an intake group takes files read ahead without reading them again")
     func intakeTakesReadsAhead() throws {
         let spool = try Self.spool()
@@ -114,8 +175,9 @@ import Testing
         #expect(try spool.names(in: .queued) == ["new@alpha.json"])
     }
 
-    @Test("a file read ahead under the hold intake still holds is taken as read, and one renamed over it since is kept")
-    func aReadUnderTheSameHoldIsTakenAndNothingIsLost() throws {
+    @Test(
+        "a file renamed over its dropped name after it was read ahead under the hold intake still holds is read again")
+    func aReplacedFileReadUnderTheSameHoldIsReadAgain() throws {
         let spool = try Self.spool()
         try spool.dropRecord(id: "first")
         try spool.drop(#"{"id":"old","kind":"sleep"}"#, as: "x.json")
@@ -125,16 +187,13 @@ import Testing
         try intake.offer(FileName("first.json"), kind: .regular)
         let first = intake.readAhead([FileName("x.json")])
         reader.waitForReads()
+        // The file read loses its last name: its change time moves.
         try Self.replace("x.json", with: #"{"id":"new","kind":"sleep"}"#, in: spool)
         try intake.offer(FileName("x.json"), kind: .regular, ahead: first)
         _ = try intake.commit()
-        #expect(intake.readAheadTaken == 1)
-        // The record read is kept from its bytes, and the file renamed over
-        // its name waits there for the next intake, as without a reader.
-        #expect(try spool.names(in: .queued) == ["first@alpha.json", "old@alpha.json", "x.json"])
-        #expect(
-            try String(contentsOfFile: spool.path + "/queued/x.json", encoding: .utf8)
-                == #"{"id":"new","kind":"sleep"}"#)
+        #expect(intake.readAheadTaken == 0)
+        // As intake reading the file only now would have found it.
+        #expect(try spool.names(in: .queued) == ["first@alpha.json", "new@alpha.json"])
     }
 
     @Test("a pass that sends a request per record reads ahead, and one that only sends batches does not")
@@ -166,6 +225,90 @@ import Testing
         #expect(try spool.names(in: .queued).isEmpty)
         let accepted = try spool.ledger().filter { $0.event == .accepted }.map(\.key)
         #expect(accepted.sorted() == ids.sorted())
+    }
+
+    @Test("a file rewritten in place after it was read ahead is read again, under the same hold or not")
+    func aFileRewrittenInPlaceIsReadAgain() throws {
+        for sameHold in [false, true] {
+            let spool = try Self.spool()
+            try spool.dropRecord(id: "first")
+            try spool.drop(#"{"id":"old","kind":"sleep"}"#, as: "x.json")
+            let reader = try Self.reader(spool)
+            let intake = Self.intake(spool, reader: reader)
+            if sameHold { try intake.offer(FileName("first.json"), kind: .regular) }
+            let first = intake.readAhead([FileName("x.json")])
+            reader.waitForReads()
+            try Self.rewriteInPlace("x.json", with: #"{"id":"new","kind":"sleep","n":2}"#, in: spool)
+            try intake.offer(FileName("x.json"), kind: .regular, ahead: first)
+            _ = try intake.commit()
+            #expect(intake.readAheadTaken == 0)
+            let accepted = try spool.ledger().filter { $0.event == .accepted }.map(\.key)
+            #expect(accepted == (sameHold ? ["first"] : []) + ["new"])
+            // Not offered without the hold: it waits under its dropped name.
+            #expect(try spool.names(in: .queued) == [sameHold ? "first@alpha.json" : "first.json", "new@alpha.json"])
+        }
+    }
+
+    @Test("dropped files rewritten in place while a pass sends are taken in as they are now, and none is set aside")
+    func filesRewrittenWhileAPassSendsAreTakenAsTheyAre() throws {
+        let (spool, meddler, transport, _) = try Self.passMeddledWith { path, id in
+            let fd = open(path, O_WRONLY | O_TRUNC)
+            guard fd >= 0 else { return }
+            let bytes = Array(#"{"id":"new-\#(id)","kind":"sleep"}"#.utf8)
+            _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        let accepted = Set(try spool.ledger().filter { $0.event == .accepted }.map(\.key))
+        #expect(!meddler.touched.isEmpty)
+        #expect(meddler.touched.filter { accepted.contains($0) }.isEmpty, "taken in under the bytes read before")
+        #expect(meddler.touched.allSatisfy { accepted.contains("new-" + $0) })
+        #expect(transport.started.count == 2000)
+        #expect(try spool.names(in: .needsAttention).isEmpty)
+        #expect(try spool.names(in: .queued).isEmpty)
+    }
+
+    @Test("dropped files removed while a pass sends are not taken in, though they were read ahead")
+    func filesRemovedWhileAPassSendsAreNotTakenIn() throws {
+        let (spool, meddler, transport, summary) = try Self.passMeddledWith { path, _ in unlink(path) }
+        let accepted = Set(try spool.ledger().filter { $0.event == .accepted }.map(\.key))
+        #expect(!meddler.touched.isEmpty)
+        #expect(meddler.touched.filter { accepted.contains($0) }.isEmpty)
+        #expect(summary.sent == 2000 - meddler.touched.count)
+        #expect(transport.started.count == summary.sent)
+    }
+
+    @Test("a pass reading ahead over 3,000 files takes each record once, a repeat as a duplicate, a conflict as one")
+    func aPassReadingAheadKeepsTheDuplicateCheck() throws {
+        let spool = try Self.spool()
+        for index in 0..<1500 {
+            let id = String(format: "d%04d", index)
+            try spool.drop(#"{"id":"\#(id)","kind":"sleep"}"#, as: "\(id).json")
+            let again = index < 1000 ? #"{"id":"\#(id)","kind":"sleep"}"# : #"{"id":"\#(id)","kind":"sleep","x":1}"#
+            try spool.drop(again, as: "\(index < 1000 ? "copy" : "other")-\(id).json")
+        }
+        let transport = ScriptedTransport(clock: FakeClock()) { _, _ in ScriptedTransport.response(201) }
+        let summary = try DeliveryStageTests.pass(spool, mode: .background, transport: transport).run()
+        let ledger = try spool.ledger()
+        let accepted = ledger.filter { $0.event == .accepted }.map(\.key)
+        #expect(accepted.count == 1500 && Set(accepted).count == 1500)
+        #expect(summary.sent == 1500 && transport.started.count == 1500)
+        #expect(ledger.filter { $0.event == .duplicate }.count == 1000)
+        #expect(ledger.filter { $0.event == .invalid }.count == 500)
+        #expect(try spool.names(in: .queued).isEmpty)
+    }
+
+    @Test("waiting for the reader ends where it waits for intake to take what it read")
+    func waitingForTheReaderEndsAtItsByteLimit() throws {
+        let spool = try Self.spool()
+        let padding = String(repeating: "x", count: 700_000)
+        for index in 0..<4 { try spool.dropRecord(id: "b\(index)", extra: #","pad":"\#(padding)""#) }
+        let reader = try Self.reader(spool)
+        let first = reader.ask((0..<4).map { FileName("b\($0).json") }, epoch: 1)
+        reader.waitForReads()
+        #expect(reader.bytesHeld >= DroppedFileReader.byteLimit)
+        var taken = 0
+        for offset in 0..<4 where reader.take(first + offset) != nil { taken += 1 }
+        #expect(taken >= 2, "the two read before the limit are handed over")
     }
 
     @Test(
