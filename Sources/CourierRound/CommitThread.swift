@@ -27,7 +27,19 @@ final class CommitThread {
     /// commits on its own thread, as it did before there was this one.
     static func start(gate: SessionGate) -> CommitThread? {
         let shared = Shared(gate: gate)
-        guard let thread = PassThread.start({ shared.serve() }) else { return nil }
+        let context = Unmanaged.passRetained(shared).toOpaque()
+        var thread = pthread_t()
+        let made = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<Shared>.fromOpaque(context).takeRetainedValue().serve()
+                return nil
+            }, context)
+        guard made == 0 else {
+            Unmanaged<Shared>.fromOpaque(context).release()
+            return nil
+        }
         return CommitThread(shared: shared, thread: thread)
     }
 
@@ -130,6 +142,11 @@ final class CommitThread {
         }
 
         func serve() {
+            // Signals are the loop's: a round's SIGTERM reaches the thread
+            // that decides what to do with it.
+            var signals = sigset_t()
+            sigfillset(&signals)
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
             while true {
                 while sem_wait(work) != 0 {}
                 var job = state.withLock { state in

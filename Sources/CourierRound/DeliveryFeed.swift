@@ -68,7 +68,7 @@ final class DeliveryFeed {
         }
     }
 
-    private var names: ListedNames
+    private let stream: DirectoryStream
     private let intake: IntakeSession?
     /// Where intake groups are committed, on the commit thread; nil: here.
     private let commits: GroupCommit?
@@ -110,7 +110,7 @@ final class DeliveryFeed {
     /// alone). With `commits`, intake groups commit there while the feed
     /// reads on; their entries come back through `arrived`.
     init(spool: Spool, intake: IntakeSession? = nil, commits: GroupCommit? = nil) throws(RoundError) {
-        do { names = ListedNames(try spool.directory(.queued).entries()) } catch {
+        do { stream = try spool.directory(.queued).entries() } catch {
             throw .spool(SpoolError(error))
         }
         self.intake = intake
@@ -176,20 +176,17 @@ final class DeliveryFeed {
         unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true },
         sendNow: (EntryName) -> Bool = { _ in true }
     ) throws(RoundError) {
-        // Dropped files ahead are read on the reader's thread while this
-        // one turns to the transfers.
-        if let intake { names.readAhead(intake.readAheadRoom, by: intake.readAhead) }
         while !done && !isSaturated && intakeGroupsOut < Self.intakeGroupsAhead && intake?.holdIsDone != true
             && (hungry() || intake?.hasPending == true)
         {
-            let listed: ListedNames.Listed?
-            do { listed = try names.next() } catch { throw .spool(SpoolError(error)) }
-            guard let listed else {
+            let name: FileName?
+            do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
+            guard let name else {
                 done = true
                 break
             }
-            guard let entry = listed.entry else {
-                try takeIn(listed, sendNow: sendNow)
+            guard let entry = EntryName(fileName: name) else {
+                try takeIn(name, sendNow: sendNow)
                 continue
             }
             if !madeByPass.isEmpty, madeByPass.remove(entry.fileName.hashValue) != nil { continue }
@@ -209,10 +206,9 @@ final class DeliveryFeed {
         if !done { madeByPass.insert(entry.fileName.hashValue) }
     }
 
-    private func takeIn(_ listed: ListedNames.Listed, sendNow: (EntryName) -> Bool) throws(RoundError) {
+    private func takeIn(_ name: FileName, sendNow: (EntryName) -> Bool) throws(RoundError) {
         guard let intake else { return }
-        do { try intake.offer(listed.name, kind: listed.kind, ahead: listed.readAhead) } catch { throw .spool(error) }
-        names.readAhead(intake.readAheadRoom, by: intake.readAhead)
+        do { try intake.offer(name, kind: stream.lastKind) } catch { throw .spool(error) }
         if intake.isFull(behindCommit: commits?.isBusy == true) { try commitIntake(sendNow: sendNow) }
     }
 

@@ -27,8 +27,6 @@ final class DeliveryPass {
     private let intake: IntakeSession
     /// What intake did in this pass.
     var intakeReport: IntakeReport { intake.report }
-    /// Dropped files are read ahead on a thread (`DroppedFileReader`).
-    var readsAhead: Bool { intake.readsAhead }
     private let claimer: Claimer
     private let builder: RequestBuilder
     private var settler: Settler
@@ -75,19 +73,7 @@ final class DeliveryPass {
         self.session = session
         self.log = log
         let spool = session.spool
-        let taker = Intake(session: session, settings: stages.intake, round: round)
-        // A loop that sends a request per record is bound by its own CPU,
-        // and reads ahead on a second core; one that only sends batches
-        // waits for their answers and has time to read, and a reader's
-        // thread would only cost CPU beside the server's (measured:
-        // docs/performance.md).
-        let readsAhead = stages.delivery.subscribers.contains { $0.mode != .batch }
-        intake = IntakeSession(
-            intake: taker,
-            reader: readsAhead
-                ? DroppedFileReader.start(
-                    queued: spool.directory(.queued), maximumSize: stages.intake.maxRecordSize,
-                    depth: taker.readAheadDepth) : nil)
+        intake = IntakeSession(intake: Intake(session: session, settings: stages.intake, round: round))
         commits = GroupCommit(session: session, log: log)
         feed = try DeliveryFeed(spool: spool, intake: intake, commits: commits)
         claimer = Claimer(session: session, settings: stages.claim, round: round, log: log)

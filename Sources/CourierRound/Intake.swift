@@ -83,24 +83,6 @@ package struct Intake {
         return min(1024, max(groupSize, (openFileLimit - 256 - connections) / 3))
     }
 
-    /// Dropped files read ahead (`DroppedFileReader`) and not taken yet, at
-    /// most. Each is open until intake takes it into a group, on top of the
-    /// three groups' files, the 256 kept for folders and the connections:
-    /// the reader reads ahead only where the open-file limit leaves room
-    /// beyond those, and not at all where that room is less than a batch.
-    static func readAheadDepth(openFileLimit: Int?, connections: Int, groupSizeBehindCommit: Int) -> Int {
-        let most = DroppedFileReader.maximumDepth
-        guard let openFileLimit else { return most }
-        let room = openFileLimit - 256 - connections - 3 * groupSizeBehindCommit
-        return room < DroppedFileReader.batch ? 0 : min(most, room)
-    }
-
-    var readAheadDepth: Int {
-        Self.readAheadDepth(
-            openFileLimit: Self.openFileLimit, connections: settings.connections,
-            groupSizeBehindCommit: groupSizeBehindCommit)
-    }
-
     static let groupBytes = 4 << 20
 
     /// An accepted record waiting for its group's commit.
@@ -161,24 +143,15 @@ package struct Intake {
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
-    /// `ahead`: its read, made ahead under the present hold of the serial
-    /// lock (`DroppedFileReader`); nil: it is read now. `planned`: the
-    /// entries of the group this file joins; `committing`: those of groups
-    /// handed to a commit that has not finished.
+    /// `planned`: the entries of the group this file joins; `committing`:
+    /// those of groups handed to a commit that has not finished.
     func take(
-        _ name: FileName, kind: FileStatus.Kind?, ahead: DroppedFileReader.Read? = nil,
-        planned: inout [EntryName: [UInt8]], committing: [EntryName: [UInt8]], lookup: inout EntryLookup,
-        into report: inout IntakeReport
+        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]],
+        committing: [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
     )
         throws(SpoolError) -> Accepted?
     {
-        let read: (Record, FileDescriptor, FileStatus?)?
-        if let ahead {
-            read = (ahead.record, ahead.file, ahead.status)
-        } else {
-            read = try self.read(name, kind: kind, into: &report)
-        }
-        guard let (record, file, readAs) = read else { return nil }
+        guard let (record, file, readAs) = try read(name, kind: kind, into: &report) else { return nil }
         switch SubscriberChoice.of(record, among: settings.subscribers) {
         case .chosen(let subscribers):
             return try plan(
@@ -268,22 +241,6 @@ package struct Intake {
             }
         }
         return false
-    }
-
-    /// A read made ahead (`DroppedFileReader`) is what intake's own read
-    /// would be now: nobody has written to the file since (its size, and
-    /// its modification and change times, as read: a producer that rewrites
-    /// the same file in place keeps its inode), and, unless `sameEpoch` (no
-    /// other process held the serial lock since it was asked), the dropped
-    /// name still names it: nobody took it in or renamed another over it
-    /// (intake renames a dropped name away, never back).
-    func holds(_ read: DroppedFileReader.Read, of name: FileName, sameEpoch: Bool) -> Bool {
-        guard let opened = read.status, let now = try? read.file.status(),
-            now.size == opened.size, now.modified == opened.modified, now.changed == opened.changed
-        else { return false }
-        guard !sameEpoch else { return true }
-        guard let named = try? spool.directory(.queued).status(of: name) else { return false }
-        return named.device == opened.device && named.inode == opened.inode
     }
 
     /// Modified less than `settle` ago: a script may still be writing it.

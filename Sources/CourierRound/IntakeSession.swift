@@ -44,21 +44,9 @@ final class IntakeSession {
     /// (an OAuth token for a subscriber intake sends to) is fetched here,
     /// never while the other workers wait for the lock.
     var beforeSerialLock: () -> Void = {}
-    /// Reads dropped files ahead on its own thread; nil: each is read as
-    /// it is offered.
-    private let reader: DroppedFileReader?
-    /// Files whose read ahead was used; for tests, which check that the
-    /// reader is not dead weight.
-    private(set) var readAheadTaken = 0
-    /// A reader reads dropped files ahead of this session.
-    var readsAhead: Bool { reader != nil }
-    /// The serial lock's epoch as this session last held it: what the
-    /// reader's reads are asked under.
-    private var lastEpoch: UInt64?
 
-    init(intake: Intake, reader: DroppedFileReader? = nil) {
+    init(intake: Intake) {
         self.intake = intake
-        self.reader = reader
     }
 
     /// Accepted files wait for their group's commit.
@@ -76,8 +64,7 @@ final class IntakeSession {
     /// Validates one dropped file: flagged, left to settle, kept as a route,
     /// or added to the group.
     /// `kind`: what the directory listing said it is, if it did.
-    /// `ahead`: the number of its read ahead (`readAhead`), if it was asked.
-    func offer(_ name: FileName, kind: FileStatus.Kind?, ahead number: Int? = nil) throws(SpoolError) {
+    func offer(_ name: FileName, kind: FileStatus.Kind?) throws(SpoolError) {
         if serial == nil {
             beforeSerialLock()
             // No group of this session waits for its commit: the hold
@@ -86,35 +73,16 @@ final class IntakeSession {
             let lock = try intake.session.serialLock()
             lookup.locked(lock)
             serial = lock
-            lastEpoch = lock.epoch
         }
-        var ahead = number.flatMap { reader?.take($0) }
-        if let read = ahead, !intake.holds(read, of: name, sameEpoch: read.epoch == lastEpoch) { ahead = nil }
-        if ahead != nil { readAheadTaken += 1 }
         guard
             let accepted = try intake.take(
-                name, kind: kind, ahead: ahead, planned: &planned, committing: committing, lookup: &lookup,
-                into: &report)
+                name, kind: kind, planned: &planned, committing: committing, lookup: &lookup, into: &report)
         else {
             if group.isEmpty { unlock() }
             return
         }
         group.append(accepted)
         groupBytes += accepted.record.bytes.count
-    }
-
-    /// How many of the next dropped names `readAhead` takes now: none
-    /// without a reader, and none until a batch's worth of its asks are
-    /// taken, so that it is woken once for a batch of them.
-    var readAheadRoom: Int {
-        guard let reader, reader.room >= DroppedFileReader.batch else { return 0 }
-        return reader.room
-    }
-
-    /// Has the reader read `names` ahead (`DroppedFileReader`); returns the
-    /// number of the first one's read, for `offer` (the others follow it).
-    func readAhead(_ names: [FileName]) -> Int {
-        reader?.ask(names, epoch: lastEpoch) ?? 0
     }
 
     /// Makes the group durable. Entries `sendNow` picks go to `sending/`

@@ -27,7 +27,7 @@ extension Spool {
     /// Throws only for the process's own limits (`Errno.isOwnLimit`): the file
     /// is not at fault, and stays where it is.
     package func readChecked(_ name: FileName, in state: SpoolState, limit: Int) throws(SpoolError) -> CheckedRead {
-        try Self.openChecked(name, in: directory(state), limit: limit).read
+        try openChecked(name, in: directory(state), limit: limit).read
     }
 
     /// `readChecked` in any folder of the spool (another worker's
@@ -35,7 +35,7 @@ extension Spool {
     package func readChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int) throws(SpoolError)
         -> CheckedRead
     {
-        try Self.openChecked(name, in: folder, limit: limit).read
+        try openChecked(name, in: folder, limit: limit).read
     }
 
     /// `readChecked`, keeping the file open for a caller that must fsync it.
@@ -46,12 +46,10 @@ extension Spool {
     package func openChecked(_ name: FileName, in state: SpoolState, limit: Int, links: Int = 1) throws(SpoolError)
         -> (read: CheckedRead, file: FileDescriptor?, opened: FileStatus?)
     {
-        try Self.openChecked(name, in: directory(state), limit: limit, links: links)
+        try openChecked(name, in: directory(state), limit: limit, links: links)
     }
 
-    /// `openChecked` in an open folder: needs no spool, so another thread
-    /// may read with it (`DroppedFileReader`).
-    package static func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int, links: Int = 1)
+    private func openChecked(_ name: FileName, in folder: DirectoryHandle, limit: Int, links: Int = 1)
         throws(SpoolError) -> (read: CheckedRead, file: FileDescriptor?, opened: FileStatus?)
     {
         do {
