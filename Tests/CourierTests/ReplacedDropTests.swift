@@ -75,4 +75,54 @@ import Testing
         _ = try intake.commit()
         #expect(try Self.contents(spool, .queued, "export.json") == Self.second)
     }
+
+    /// The same size as `first`, another record.
+    static let rewrite = #"{"id":"fresh","kind":"sleep"}"#
+
+    /// Drops `first` as export.json, lets intake read it, then writes
+    /// `rewrite` into the same file, as `echo … > export.json` would.
+    static func rewrittenAfterRead(duplicate: Bool, sendNow: Bool = false) throws -> (TemporarySpool, [DeliveryItem]) {
+        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let round = RoundID.make(at: .now())
+        if duplicate {
+            try spool.drop(first, as: "earlier.json")
+            _ = try Intake(session: spool.session, settings: IntakeSettings(spool.configuration), round: round).run()
+        }
+        try spool.drop(first, as: "export.json")
+        let intake = IntakeSession(
+            intake: Intake(session: spool.session, settings: IntakeSettings(spool.configuration), round: round))
+        try intake.offer(FileName("export.json"), kind: nil)
+        // Past the file system's clock tick, so that the write moves the times.
+        usleep(20_000)
+        let fd = open(spool.path + "/queued/export.json", O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        #expect(Array(rewrite.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == rewrite.utf8.count)
+        close(fd)
+        let claimed = try intake.commit(sendNow: { _ in sendNow })
+        return (spool, claimed)
+    }
+
+    @Test("a file rewritten in place after intake read it stays under its dropped name, and the record read is kept")
+    func aRewrittenDropStaysUnderItsDroppedName() throws {
+        // Sent now or not: a file changed since its read waits in queued/.
+        for sendNow in [false, true] {
+            let (spool, claimed) = try Self.rewrittenAfterRead(duplicate: false, sendNow: sendNow)
+            #expect(claimed.isEmpty)
+            #expect(try Self.contents(spool, .queued, "first@alpha.json") == Self.first)
+            #expect(try Self.contents(spool, .queued, "export.json") == Self.rewrite)
+            // The next intake takes the new record in as itself.
+            _ = try Intake(
+                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+            )
+            .run()
+            #expect(try Self.contents(spool, .queued, "fresh@alpha.json") == Self.rewrite)
+            #expect(try spool.names(in: .needsAttention).isEmpty)
+        }
+    }
+
+    @Test("a duplicate's dropped file rewritten in place after intake read it is not removed as the duplicate")
+    func aRewrittenDuplicateIsNotRemoved() throws {
+        let (spool, _) = try Self.rewrittenAfterRead(duplicate: true)
+        #expect(try Self.contents(spool, .queued, "export.json") == Self.rewrite)
+    }
 }
