@@ -57,9 +57,6 @@ extension SpoolSession {
         try ledger.append(transition.lines)
         for (append, file) in appends { try carryOut(append, to: file) }
         for stamp in transition.stamps { try set(stamp, touched: &touched) }
-        // As late as can be, but before this commit's own touch of the
-        // dropped files changes their times.
-        let rewritten = try rewrittenSinceRead(transition)
         for file in transition.touches { try? file.touch() }
         for (temporary, file) in staged {
             try publish(temporary, as: file, touched: &touched, into: &committed)
@@ -68,18 +65,12 @@ extension SpoolSession {
         if !staged.isEmpty && !(transition.moves.isEmpty && transition.removals.isEmpty) {
             try touched.sync(faults: spool.faults)
         }
-        for move in transition.moves {
-            if rewritten.contains(move.name) {
-                committed.vanished.append(move)
-                continue
-            }
-            try carryOut(move, touched: &touched, into: &committed)
-        }
+        for move in transition.moves { try carryOut(move, touched: &touched, into: &committed) }
         if !transition.removals.isEmpty {
             if !touched.isEmpty { try touched.sync(faults: spool.faults) }
             for removal in transition.removals {
                 let folder = try handle(removal.place)
-                guard !rewritten.contains(removal.name), try isStill(removal.expected, removal.name, in: folder) else {
+                guard try isStill(removal.expected, removal.name, in: folder) else {
                     committed.absent.append(removal)
                     continue
                 }
@@ -266,34 +257,6 @@ extension SpoolSession {
         } catch let error where error.errno == .noSuchFile {
             committed.vanished.append(move)
         }
-    }
-
-    /// The names of moves and removals whose `expected` file is still under
-    /// its name but was written to since it was read: another size, or
-    /// another modification or change time. A producer that rewrites a
-    /// dropped file in place keeps its inode; moved under the entry name of
-    /// the record read, it would be the entry of another record, and sent
-    /// as the first. Such a move is reported as vanished (intake writes the
-    /// entry from the bytes it read) and such a removal as absent: the file
-    /// stays under its dropped name for the next intake, as a file renamed
-    /// over the name does. (Only intake's moves, all from `queued/`, carry
-    /// an `expected`.)
-    private func rewrittenSinceRead(_ transition: Transition) throws(SpoolError) -> Set<FileName> {
-        var rewritten: Set<FileName> = []
-        let expectations =
-            transition.moves.map { ($0.name, $0.from, $0.expected) }
-            + transition.removals.map { ($0.name, $0.place, $0.expected) }
-        for (name, place, expected) in expectations {
-            guard let expected else { continue }
-            let folder = try handle(place)
-            let now: FileStatus?
-            do { now = try folder.status(of: name) } catch { throw SpoolError(error) }
-            guard let now, now.isSameFile(as: expected) else { continue }
-            if now.size != expected.size || now.modified != expected.modified || now.changed != expected.changed {
-                rewritten.insert(name)
-            }
-        }
-        return rewritten
     }
 
     /// Whether `name` is still the file `expected` (true with no
