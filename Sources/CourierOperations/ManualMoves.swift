@@ -81,9 +81,12 @@ package struct ManualMoves {
             for item in chunk {
                 if let target {
                     transition.moves.append(
-                        .init(item.name, from: .state(item.state), to: .state(target), expected: item.expected))
+                        .init(
+                            item.name, from: .state(item.state), to: .state(target),
+                            expected: item.expected.map { .file($0) }))
                 } else {
-                    transition.removals.append(.init(item.name, in: .state(item.state), expected: item.expected))
+                    transition.removals.append(
+                        .init(item.name, in: .state(item.state), expected: item.expected.map { .file($0) }))
                 }
             }
             let committed: Committed

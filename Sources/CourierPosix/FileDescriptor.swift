@@ -269,4 +269,10 @@ package struct FileStatus: Sendable {
     package func isSameFile(as other: FileStatus) -> Bool {
         device == other.device && inode == other.inode
     }
+
+    /// The same file, neither written nor replaced since: a write moves
+    /// its size or times, a rewrite by rename is another inode.
+    package func isSameVersion(as other: FileStatus) -> Bool {
+        isSameFile(as: other) && size == other.size && modified == other.modified && changed == other.changed
+    }
 }

@@ -158,7 +158,7 @@ package struct Intake {
                 name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned,
                 committing: committing, lookup: &lookup, into: &report)
         case .route(let workout):
-            try keepRoute(record, for: workout, from: name, report: &report)
+            try keepRoute(record, for: workout, from: name, readAs: readAs, report: &report)
             return nil
         case .refused(let reason):
             try flag(name, reason: reason, report: &report)
@@ -326,8 +326,12 @@ package struct Intake {
     /// A route record is never sent on its own: it waits in awaitingRoute/
     /// for the routes step to merge it into its workout.
     private func keepRoute(
-        _ record: Record, for workout: RecordID, from name: FileName, report: inout IntakeReport
+        _ record: Record, for workout: RecordID, from name: FileName, readAs: FileStatus?,
+        report: inout IntakeReport
     ) throws(SpoolError) {
+        // The dropped file goes only as read: a file renamed over its name
+        // or written into since is another record, for the next intake.
+        let dropped = readAs.map { Transition.Expectation.unwritten($0) }
         let routeName = RouteFile.name(for: workout)
         // A waiting route is never replaced: the same bytes again are a
         // repeat, other bytes need a person (neither route is lost).
@@ -342,7 +346,7 @@ package struct Intake {
                             event: .duplicate,
                             detail: "same route already in awaitingRoute/\(routeName); "
                                 + "\(FlaggedName.printable(name)) removed")
-                    ], removals: [.init(name, in: .state(.queued))]))
+                    ], removals: [.init(name, in: .state(.queued), expected: dropped)]))
             report.duplicates += 1
             return
         case .read, .refused:
@@ -362,7 +366,7 @@ package struct Intake {
                             time: .now(), actor: .round(round), subscriber: nil, key: record.id.value,
                             event: .duplicate,
                             detail: "same route already merged into \(merged); \(FlaggedName.printable(name)) removed")
-                    ], removals: [.init(name, in: .state(.queued))]))
+                    ], removals: [.init(name, in: .state(.queued), expected: dropped)]))
             report.duplicates += 1
             return
         }
@@ -374,7 +378,7 @@ package struct Intake {
                         time: .now(), actor: .round(round), subscriber: nil, key: record.id.value,
                         event: .awaitingRoute,
                         detail: "route for \(workout) from \(FlaggedName.printable(name))")
-                ], removals: [.init(name, in: .state(.queued))],
+                ], removals: [.init(name, in: .state(.queued), expected: dropped)],
                 newFiles: [.init(record.bytes, as: routeName, in: .state(.awaitingRoute), replacing: false)]))
         report.routesKept += 1
     }

@@ -75,22 +75,29 @@ struct IntakeCommit {
             guard !accepted.isForeign, let first = accepted.entries.first, let target = targets.first else {
                 // A dropped file every subscriber already had, or a
                 // producer's copied above, goes; not another file a script
-                // renamed over its name since.
-                transition.removals.append(.init(accepted.name, in: .state(.queued), expected: accepted.readAs))
+                // renamed over its name since, nor one written into since:
+                // that is another record, for the next intake.
+                transition.removals.append(
+                    .init(accepted.name, in: .state(.queued), expected: accepted.readAs.map { .unwritten($0) }))
                 continue
             }
+            // Only the file read: one a script renamed over the dropped
+            // name since stays there for the next intake, and the entry is
+            // written from the bytes read, as for a file moved away. Into
+            // sending/, also not one written into since: its request
+            // carries the bytes read, and sent/ must keep what was sent.
+            // (Into queued/ the claim reads it again and checks its id.)
             // An entry's modification time is its intake time: route-wait
             // and prune count from it, not from when a script wrote it (or
             // what `cp -p` kept). Set through the descriptor intake read
             // by: no lookup of the name in a large queued/.
-            transition.touches.append(accepted.file)
-            // Only the file read: one a script renamed over the dropped
-            // name since stays there for the next intake, and the entry is
-            // written from the bytes read, as for a file moved away.
+            let expected = accepted.readAs.map { read -> Transition.Expectation in
+                target == .sending ? .unwritten(read) : .file(read)
+            }
             transition.moves.append(
                 .init(
                     accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
-                    expected: accepted.readAs))
+                    expected: expected, touching: accepted.file))
         }
         var counts = IntakeReport()
         counts.groups = 1

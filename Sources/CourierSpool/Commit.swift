@@ -16,7 +16,9 @@ import Glibc
 ///    moves or removes, their folders are fsynced: a moved name may be the
 ///    last one of bytes the new files copy. (A report's folders are not:
 ///    `Transition.NewFile.Kind.report`.)
-/// 5. Moves: renames that never replace a name.
+/// 5. Moves: renames that never replace a name, each of a name that is
+///    still what the move expects (`Transition.Expectation`); a dropped
+///    file's time is set just before its rename.
 /// 6. Removals, after everything else is durable: a removal is the one step
 ///    that can lose bytes.
 /// 7. Every folder that lost a name is fsynced before every folder that
@@ -57,7 +59,6 @@ extension SpoolSession {
         try ledger.append(transition.lines)
         for (append, file) in appends { try carryOut(append, to: file) }
         for stamp in transition.stamps { try set(stamp, touched: &touched) }
-        for file in transition.touches { try? file.touch() }
         for (temporary, file) in staged {
             try publish(temporary, as: file, touched: &touched, into: &committed)
             published += 1
@@ -250,6 +251,9 @@ extension SpoolSession {
             committed.vanished.append(move)
             return
         }
+        // After the check, which a touch would fail; one courier may not
+        // touch keeps its own time.
+        try? move.touching?.touch()
         do {
             try rename(
                 move.name, in: source, to: destination, as: move.newName, replacing: move.replacing,
@@ -259,14 +263,21 @@ extension SpoolSession {
         }
     }
 
-    /// Whether `name` is still the file `expected` (true with no
-    /// expectation): a script may have renamed another file over it since
-    /// it was read, and that one is not what the transition was built for.
-    private func isStill(_ expected: FileStatus?, _ name: FileName, in folder: DirectoryHandle) throws(SpoolError)
-        -> Bool
+    /// Whether `name` is still what `expected` says (true with no
+    /// expectation): a script may have renamed another file over it, or
+    /// written into it, since it was read, and that is not what the
+    /// transition was built for.
+    private func isStill(_ expected: Transition.Expectation?, _ name: FileName, in folder: DirectoryHandle)
+        throws(SpoolError) -> Bool
     {
         guard let expected else { return true }
-        do { return try folder.status(of: name)?.isSameFile(as: expected) ?? false } catch { throw SpoolError(error) }
+        let now: FileStatus?
+        do { now = try folder.status(of: name) } catch { throw SpoolError(error) }
+        guard let now else { return false }
+        switch expected {
+        case .file(let read): return now.isSameFile(as: read)
+        case .unwritten(let read): return now.isSameVersion(as: read)
+        }
     }
 
     /// The one rename of the protocol. One that may not replace finds a

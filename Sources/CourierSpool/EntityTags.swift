@@ -171,11 +171,3 @@ package final class EntityTagStore {
         }
     }
 }
-
-extension FileStatus {
-    /// The same file, neither written nor replaced since: an append moves
-    /// its size and times, a rewrite is a new inode.
-    fileprivate func isSameVersion(as other: FileStatus) -> Bool {
-        isSameFile(as: other) && size == other.size && modified == other.modified && changed == other.changed
-    }
-}

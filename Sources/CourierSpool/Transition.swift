@@ -97,12 +97,26 @@ package struct Transition {
         }
     }
 
+    /// What a dropped name, which scripts may rename another file over or
+    /// write into, must still be for its move or removal to go ahead: the
+    /// file as intake read it.
+    package enum Expectation: Sendable {
+        /// The same file (device and inode). Enough where the file is read
+        /// again before it is sent (an entry moved into `queued/`, whose
+        /// claim checks the id it reads).
+        case file(FileStatus)
+        /// The same file, not written into since (`isSameVersion`): where
+        /// the bytes read are what goes on (an entry claimed at birth, its
+        /// request's body; a dropped file removed as a repeat or copied).
+        case unwritten(FileStatus)
+    }
+
     /// A rename from one folder to another that never replaces a name. A
     /// file in the way is flagged with its reason (it moves unchanged to
     /// `needsAttention/invalid-…`) and the move goes on; the same file
     /// under both names (a rename a power cut left half done) loses its
     /// old name.
-    package struct Move: Sendable {
+    package struct Move {
         package var name: FileName
         package var from: SpoolPlace
         package var to: SpoolPlace
@@ -110,15 +124,18 @@ package struct Transition {
         /// Only for state files of `.courier/` (a sync request taken): an
         /// item never replaces anything.
         package var replacing: Bool
-        /// The file the move is for, when the name is one a script may
-        /// rename another file over (a dropped file intake read): a name
-        /// that is no longer that file is left alone, and the move reported
-        /// as vanished.
-        package var expected: FileStatus?
+        /// What the name must still be, when it is one a script may rename
+        /// another file over or write into (a dropped file intake read): one
+        /// that is not is left alone, and the move reported as vanished.
+        package var expected: Expectation?
+        /// The file under the name, opened: its modification time is set to
+        /// now just before the move, once `expected` holds (an entry's
+        /// modification time is its intake time).
+        package var touching: FileDescriptor?
 
         package init(
             _ name: FileName, from: SpoolPlace, to: SpoolPlace, as newName: FileName? = nil, replacing: Bool = false,
-            expected: FileStatus? = nil
+            expected: Expectation? = nil, touching: FileDescriptor? = nil
         ) {
             self.name = name
             self.from = from
@@ -126,6 +143,7 @@ package struct Transition {
             self.newName = newName ?? name
             self.replacing = replacing
             self.expected = expected
+            self.touching = touching
         }
 
         /// An entry between state folders.
@@ -162,11 +180,11 @@ package struct Transition {
         /// An empty directory under the name is removed too (a sync
         /// request made with `mkdir`).
         package var orEmptyDirectory: Bool
-        /// As a move's: a name that is no longer this file is kept.
-        package var expected: FileStatus?
+        /// As a move's: a name that is not what it must be is kept.
+        package var expected: Expectation?
 
         package init(
-            _ name: FileName, in place: SpoolPlace, orEmptyDirectory: Bool = false, expected: FileStatus? = nil
+            _ name: FileName, in place: SpoolPlace, orEmptyDirectory: Bool = false, expected: Expectation? = nil
         ) {
             self.name = name
             self.place = place
@@ -197,10 +215,6 @@ package struct Transition {
     package var appends: [Append] = []
     package var tags: [EntityTagUpdate] = []
     package var stamps: [Stamp] = []
-    /// Open files whose modification time is set to now before the moves,
-    /// through the descriptor (intake's touch of the dropped files it read;
-    /// one courier may not touch keeps its own time).
-    package var touches: [FileDescriptor] = []
     package var moves: [Move] = []
     package var removals: [Removal] = []
 
@@ -215,7 +229,7 @@ package struct Transition {
 
     package var isEmpty: Bool {
         durable.isEmpty && newFiles.isEmpty && lines.isEmpty && appends.isEmpty && tags.isEmpty && stamps.isEmpty
-            && touches.isEmpty && moves.isEmpty && removals.isEmpty
+            && moves.isEmpty && removals.isEmpty
     }
 
     /// Whether it makes a name in a state folder appear there: a new entry,
@@ -232,7 +246,6 @@ package struct Transition {
         appends += other.appends
         tags += other.tags
         stamps += other.stamps
-        touches += other.touches
         moves += other.moves
         removals += other.removals
     }
@@ -241,7 +254,7 @@ package struct Transition {
 /// What a commit did that its caller may need to know: the moves whose
 /// file had gone (a person moved or removed it first: theirs is the last
 /// word), and the files found in the way of a move and flagged.
-package struct Committed: Sendable {
+package struct Committed {
     package var vanished: [Transition.Move] = []
     /// The removals whose file had gone already, or whose name now holds
     /// another file (left alone): a person's `delete` says the item went
