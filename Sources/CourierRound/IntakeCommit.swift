@@ -47,15 +47,10 @@ struct IntakeCommit {
     /// yet. `sendNow` is asked here, on the pass's thread.
     func plan(_ group: [Intake.Accepted], sendNow: (EntryName) -> Bool) -> Plan {
         let now = Timestamp.now()
-        // Asked once per entry: the answer may count what stays queued. The
-        // dropped file itself goes to sending/ only if nobody has written to
-        // it since it was read: what is sent must be what sent/ keeps. A
-        // changed one waits in queued/, where a claim reads it again.
+        // Asked once per entry: the answer may count what stays queued.
         let targets = group.map { accepted in
-            accepted.entries.enumerated().map { index, entry in
-                accepted.target == .queued && (index > 0 || accepted.isForeign || accepted.isUnchanged)
-                    && sendNow(entry)
-                    ? SpoolState.sending : accepted.target
+            accepted.entries.map { entry in
+                accepted.target == .queued && sendNow(entry) ? SpoolState.sending : accepted.target
             }
         }
         var transition = Transition()
@@ -81,23 +76,19 @@ struct IntakeCommit {
                     .init(accepted.name, in: .state(.queued), expected: accepted.readAs.map { .unwritten($0) }))
                 continue
             }
-            // Only the file read: one a script renamed over the dropped
-            // name since stays there for the next intake, and the entry is
-            // written from the bytes read, as for a file moved away. Into
-            // sending/, also not one written into since: its request
-            // carries the bytes read, and sent/ must keep what was sent.
-            // (Into queued/ the claim reads it again and checks its id.)
+            // Only the file read, as read: one a script renamed over the
+            // dropped name since, or wrote into in place, is another record
+            // and stays there for the next intake, and the entry is written
+            // from the bytes read, as for a file moved away. What the ledger
+            // says was accepted is what the entry holds, and what is sent.
             // An entry's modification time is its intake time: route-wait
             // and prune count from it, not from when a script wrote it (or
             // what `cp -p` kept). Set through the descriptor intake read
             // by: no lookup of the name in a large queued/.
-            let expected = accepted.readAs.map { read -> Transition.Expectation in
-                target == .sending ? .unwritten(read) : .file(read)
-            }
             transition.moves.append(
                 .init(
                     accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
-                    expected: expected, touching: accepted.file))
+                    expected: accepted.readAs.map { .unwritten($0) }, touching: accepted.file))
         }
         var counts = IntakeReport()
         counts.groups = 1
@@ -154,14 +145,5 @@ struct IntakeCommit {
                     time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
                     event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
             }
-    }
-}
-
-extension Intake.Accepted {
-    /// The dropped file has the size and time it had when its bytes were
-    /// read (checked just before the group commits).
-    var isUnchanged: Bool {
-        guard let before = readAs, let now = try? file.status() else { return false }
-        return now.size == before.size && now.modified == before.modified && now.size == record.bytes.count
     }
 }

@@ -97,17 +97,16 @@ package struct Transition {
         }
     }
 
-    /// What a dropped name, which scripts may rename another file over or
-    /// write into, must still be for its move or removal to go ahead: the
-    /// file as intake read it.
+    /// What a name in `queued/`, which scripts may rename another file over
+    /// or write into, must still be for its move or removal to go ahead: the
+    /// file as it was read or chosen.
     package enum Expectation: Sendable {
-        /// The same file (device and inode). Enough where the file is read
-        /// again before it is sent (an entry moved into `queued/`, whose
-        /// claim checks the id it reads).
+        /// The same file (device and inode): what a person's command chose
+        /// (`retry`, `delete`), whatever a script wrote into it since.
         case file(FileStatus)
-        /// The same file, not written into since (`isSameVersion`): where
-        /// the bytes read are what goes on (an entry claimed at birth, its
-        /// request's body; a dropped file removed as a repeat or copied).
+        /// The same file, not written into since (`isSameVersion`): a dropped
+        /// file intake read, whose bytes read are what the ledger says it
+        /// accepted, what its entries hold and what is sent.
         case unwritten(FileStatus)
     }
 

@@ -11,21 +11,33 @@ import Testing
 /// queued/export.json`, against the README's advice) keeps its inode. In a
 /// delivery pass intake reads the file, the pass plans the group's commit
 /// (claiming at birth what it will send now) and the commit thread carries
-/// it out later: a write in between must not go on under the entry name of
-/// the record read, whose request carries the bytes read.
+/// it out later. A write anywhere in between is another record: it must not
+/// go on under the entry name of the record read, which the ledger says was
+/// accepted, and neither record may be lost.
 @Suite struct RewrittenDropTests {
     static let first = #"{"id":"first","kind":"sleep"}"#
     /// The same size as `first`, another record.
     static let fresh = #"{"id":"fresh","kind":"sleep"}"#
+    /// The same size and id as `first`, other bytes.
+    static let edited = #"{"id":"first","kind":"sleeq"}"#
 
     static func intake(_ spool: TemporarySpool) -> Intake {
         Intake(session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()))
     }
 
-    /// Takes export.json in and plans its group's commit, the entry claimed
-    /// at birth; then writes `fresh` into the same file, and carries the
-    /// commit out.
-    static func rewrittenAfterPlan(_ spool: TemporarySpool) throws -> IntakeCommit.Plan {
+    /// When the script writes into the file.
+    enum Moment: CaseIterable {
+        case beforePlan, betweenPlanAndCommit
+    }
+
+    /// Takes export.json in, plans its group's commit (claiming at birth
+    /// if `sendNow`) and carries it out, with `text` written into the same
+    /// file at `moment`.
+    @discardableResult
+    static func rewritten(
+        _ spool: TemporarySpool, with text: String = fresh, at moment: Moment = .betweenPlanAndCommit,
+        sendNow: Bool = true
+    ) throws -> IntakeCommit.Plan {
         let intake = intake(spool)
         var planned: [EntryName: [UInt8]] = [:]
         var lookup = EntryLookup()
@@ -34,10 +46,12 @@ import Testing
             try intake.take(
                 FileName("export.json"), kind: nil, planned: &planned, committing: [:], lookup: &lookup,
                 into: &report))
-        let plan = IntakeCommit(session: spool.session, round: intake.round).plan([accepted], sendNow: { _ in true })
         // Past the file system's clock tick, so that the write moves the times.
         usleep(20_000)
-        try write(fresh, into: spool.path + "/queued/export.json")
+        if moment == .beforePlan { try write(text, into: spool.path + "/queued/export.json") }
+        let plan = IntakeCommit(session: spool.session, round: intake.round).plan(
+            [accepted], sendNow: { _ in sendNow })
+        if moment == .betweenPlanAndCommit { try write(text, into: spool.path + "/queued/export.json") }
         try IntakeCommit.carryOut(plan, in: spool.session)
         return plan
     }
@@ -53,30 +67,49 @@ import Testing
         try String(contentsOfFile: spool.path + "/\(state.rawValue)/\(name)", encoding: .utf8)
     }
 
+    static func spool() throws -> TemporarySpool {
+        try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+    }
+
     @Test(
-        "a dropped file written into after its entry was claimed at birth is not renamed into sending/ under the first record's name"
-    )
-    func aRewrittenClaimedDropIsNotSentOnUnderTheFirstRecord() throws {
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        "a dropped file written into after intake read it keeps the record read as its entry, claimed or not, and is taken in as itself next",
+        arguments: Moment.allCases, [true, false])
+    func aRewrittenDropKeepsBothRecords(at moment: Moment, sendNow: Bool) throws {
+        let spool = try Self.spool()
         try spool.drop(Self.first, as: "export.json")
-        let plan = try Self.rewrittenAfterPlan(spool)
-        #expect(plan.claimed.map { String(decoding: $0.body, as: UTF8.self) } == [Self.first])
-        // What the round will settle into sent/ is what it sends.
-        #expect(try Self.contents(spool, .sending, "first@alpha.json") == Self.first)
+        let plan = try Self.rewritten(spool, at: moment, sendNow: sendNow)
+        // What is sent now, if anything, is what the entry keeps.
+        #expect(plan.claimed.map { String(decoding: $0.body, as: UTF8.self) } == (sendNow ? [Self.first] : []))
+        #expect(try Self.contents(spool, sendNow ? .sending : .queued, "first@alpha.json") == Self.first)
         #expect(try Self.contents(spool, .queued, "export.json") == Self.fresh)
-        // The next intake takes the new record in as itself.
         _ = try Self.intake(spool).run()
         #expect(try Self.contents(spool, .queued, "fresh@alpha.json") == Self.fresh)
         #expect(try spool.names(in: .needsAttention).isEmpty)
     }
 
+    @Test(
+        "a dropped file written into under the same id after intake read it is a second version: the one read goes on, the other needs a person",
+        arguments: [true, false])
+    func aRewriteUnderTheSameIDNeedsAPerson(sendNow: Bool) throws {
+        let spool = try Self.spool()
+        try spool.drop(Self.first, as: "export.json")
+        try Self.rewritten(spool, with: Self.edited, sendNow: sendNow)
+        #expect(try Self.contents(spool, sendNow ? .sending : .queued, "first@alpha.json") == Self.first)
+        _ = try Self.intake(spool).run()
+        let flagged = try spool.names(in: .needsAttention)
+        #expect(flagged.count == 1)
+        #expect(try flagged.map { try Self.contents(spool, .needsAttention, $0) } == [Self.edited])
+        let reason = try spool.ledger().last { $0.event == .invalid }?.detail ?? ""
+        #expect(reason.contains("id first is already used by") && reason.contains("with a different body"), "\(reason)")
+    }
+
     @Test("a duplicate's dropped file written into after intake planned its removal is kept for the next intake")
     func aRewrittenDuplicateIsKept() throws {
-        let spool = try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
+        let spool = try Self.spool()
         try spool.drop(Self.first, as: "earlier.json")
         _ = try Self.intake(spool).run()
         try spool.drop(Self.first, as: "export.json")
-        _ = try Self.rewrittenAfterPlan(spool)
+        try Self.rewritten(spool)
         #expect(try Self.contents(spool, .queued, "export.json") == Self.fresh)
         _ = try Self.intake(spool).run()
         #expect(try Self.contents(spool, .queued, "fresh@alpha.json") == Self.fresh)
