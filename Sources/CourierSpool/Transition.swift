@@ -101,8 +101,8 @@ package struct Transition {
     /// or write into, must still be for its move or removal to go ahead: the
     /// file as it was read or chosen.
     package enum Expectation: Sendable {
-        /// The same file (device and inode): what a person's command chose
-        /// (`retry`, `delete`), whatever a script wrote into it since.
+        /// The same file (device and inode): what a person's `delete` of a
+        /// dropped file chose, whatever a script wrote into it since.
         case file(FileStatus)
         /// The same file, not written into since (`isSameVersion`): a dropped
         /// file intake read, whose bytes read are what the ledger says it
@@ -255,9 +255,9 @@ package struct Transition {
 /// word), and the files found in the way of a move and flagged.
 package struct Committed {
     package var vanished: [Transition.Move] = []
-    /// The removals whose file had gone already, or whose name now holds
-    /// another file (left alone): a person's `delete` says the item went
-    /// away.
+    /// The removals whose file had gone already, or whose name is not
+    /// what the removal expected (another file, or one written into since:
+    /// left alone): a person's `delete` says the item went away.
     package var absent: [Transition.Removal] = []
     /// The safe names the files in the way got in `needsAttention/`.
     package var flagged: [FileName] = []
