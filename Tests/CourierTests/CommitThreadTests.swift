@@ -11,10 +11,6 @@ import Testing
 /// failure is the pass's error, and what it did not finish stays in
 /// `sending/`.
 @Suite struct CommitThreadTests {
-    static func spool() throws -> TemporarySpool {
-        try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-    }
-
     /// An entry in `sending/`, and the transition that settles it as sent.
     static func settling(_ key: String, in spool: TemporarySpool) throws -> Transition {
         let name = FileName("\(key)@alpha.json")
@@ -32,7 +28,7 @@ import Testing
         "a handed commit runs beside the loop: it waits while the loop uses the session, and the pass's end waits for it"
     )
     func aHandedCommitRunsBesideTheLoop() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         let commits = GroupCommit(session: spool.session, log: .silent)
         commits.add(try Self.settling("a", in: spool), at: .now())
         var seenWhileHeld: [String] = []
@@ -51,7 +47,7 @@ import Testing
 
     @Test("the commit thread's signal is readable once a handed commit finishes, and cleared when its outcome is taken")
     func theFinishedSignalMarksADoneCommit() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         let commits = GroupCommit(session: spool.session, log: .silent)
         commits.add(try Self.settling("a", in: spool), at: .now())
         try commits.commit()
@@ -66,7 +62,7 @@ import Testing
 
     @Test("commits handed one after another are carried out in order, each after the one before")
     func commitsKeepTheirOrder() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         let commits = GroupCommit(session: spool.session, log: .silent)
         for key in ["a", "b", "c"] {
             commits.add(try Self.settling(key, in: spool), at: .now())
@@ -80,7 +76,7 @@ import Testing
 
     @Test("a commit that fails on the commit thread is the pass's error, and its item stays in sending/")
     func aFailedCommitIsThePassError() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         // The first write is the ledger's.
         spool.session.faults = FaultPlan(failing: .write, at: 1, with: Errno(ENOSPC))
         let commits = GroupCommit(session: spool.session, log: .silent)
@@ -94,7 +90,7 @@ import Testing
 
     @Test("a pass stopped by another error lets its last commit finish, and that commit's failure is what it reports")
     func aFailedCommitWinsOverALaterError() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         spool.session.faults = FaultPlan(failing: .write, at: 1, with: Errno(ENOSPC))
         let commits = GroupCommit(session: spool.session, log: .silent)
         commits.add(try Self.settling("a", in: spool), at: .now())
@@ -112,7 +108,7 @@ import Testing
 
     @Test("a pass stopped by another error still commits the answers it had gathered, and reports its own error")
     func aStoppedPassCommitsItsAnswers() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         let commits = GroupCommit(session: spool.session, log: .silent)
         commits.add(try Self.settling("a", in: spool), at: .now())
         try commits.commit()
@@ -129,7 +125,7 @@ import Testing
 
     @Test("a pass stopped after a commit failed carries out nothing more of what it had gathered")
     func aStoppedPassAfterAFailedCommitCommitsNothing() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         spool.session.faults = FaultPlan(failing: .write, at: 1, with: Errno(ENOSPC))
         let commits = GroupCommit(session: spool.session, log: .silent)
         commits.add(try Self.settling("a", in: spool), at: .now())
@@ -145,7 +141,7 @@ import Testing
 
     @Test("a commit handed while another runs waits for it, and is not carried out after that one failed")
     func theNextCommitWaitsForAFailedOne() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         spool.session.faults = FaultPlan(failing: .write, at: 1, with: Errno(ENOSPC))
         let commits = GroupCommit(session: spool.session, log: .silent)
         commits.add(try Self.settling("a", in: spool), at: .now())

@@ -11,13 +11,9 @@ import Testing
 /// conflicts among them. (Written by an attack on a reader that read dropped
 /// files ahead on a thread of its own, which was not kept: docs/decisions.md.)
 @Suite struct DroppedFilesInAPassTests {
-    static func spool() throws -> TemporarySpool {
-        try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-    }
-
     @Test("a pass over 3,000 files takes each record once, a repeat as a duplicate, a conflict as one")
     func aPassKeepsTheDuplicateCheckOverThousandsOfFiles() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         for index in 0..<1500 {
             let id = String(format: "d%04d", index)
             try spool.drop(#"{"id":"\#(id)","kind":"sleep"}"#, as: "\(id).json")

@@ -67,15 +67,11 @@ import Testing
         try String(contentsOfFile: spool.path + "/\(state.rawValue)/\(name)", encoding: .utf8)
     }
 
-    static func spool() throws -> TemporarySpool {
-        try TemporarySpool(subscribers: [TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/")])
-    }
-
     @Test(
         "a dropped file written into after intake read it keeps the record read as its entry, claimed or not, and is taken in as itself next",
         arguments: Moment.allCases, [true, false])
     func aRewrittenDropKeepsBothRecords(at moment: Moment, sendNow: Bool) throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         try spool.drop(Self.first, as: "export.json")
         let plan = try Self.rewritten(spool, at: moment, sendNow: sendNow)
         // What is sent now, if anything, is what the entry keeps.
@@ -91,7 +87,7 @@ import Testing
         "a dropped file written into under the same id after intake read it is a second version: the one read goes on, the other needs a person",
         arguments: [true, false])
     func aRewriteUnderTheSameIDNeedsAPerson(sendNow: Bool) throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         try spool.drop(Self.first, as: "export.json")
         try Self.rewritten(spool, with: Self.edited, sendNow: sendNow)
         #expect(try Self.contents(spool, sendNow ? .sending : .queued, "first@alpha.json") == Self.first)
@@ -105,7 +101,7 @@ import Testing
 
     @Test("a duplicate's dropped file written into after intake planned its removal is kept for the next intake")
     func aRewrittenDuplicateIsKept() throws {
-        let spool = try Self.spool()
+        let spool = try TemporarySpool.withUnreachableAlpha()
         try spool.drop(Self.first, as: "earlier.json")
         _ = try Self.intake(spool).run()
         try spool.drop(Self.first, as: "export.json")

@@ -36,6 +36,12 @@ final class TemporarySpool {
         configuration.backoff = [.milliseconds(20), .milliseconds(40)]
     }
 
+    /// A spool with one subscriber, `alpha`, on a port nothing listens on:
+    /// for tests that drive intake or commits and send nothing.
+    static func withUnreachableAlpha() throws -> TemporarySpool {
+        try TemporarySpool(subscribers: [subscriber("alpha", url: "http://127.0.0.1:9/")])
+    }
+
     var path: String { spool.path }
 
     static func subscriber(
