@@ -16,6 +16,26 @@ import Testing
 
 /// Files dropped into queued/ under any name, good and bad.
 @Suite struct IntakeTests {
+    @Test("an entry's modification time is its intake time, not the dropped file's, in queued/ and claimed at birth")
+    func anEntryIsStampedWithItsIntakeTime() throws {
+        let (spool, _) = try Self.spoolWithServer()
+        let monthAgo = Timestamp.now() - .seconds(30 * 86_400)
+        let hourAgo = Timestamp.now() - .seconds(3_600)
+        try spool.dropRecord(id: "waits")
+        try spool.spool.directory(.queued).setModified(FileName("waits.json"), to: monthAgo)
+        _ = try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
+        let queued = try #require(try spool.spool.directory(.queued).status(of: FileName("waits@alpha.json")))
+        #expect(queued.modified > hourAgo)
+        try spool.dropRecord(id: "sent")
+        try spool.spool.directory(.queued).setModified(FileName("sent.json"), to: monthAgo)
+        try spool.runRound()
+        let sent = try #require(try spool.spool.directory(.sent).status(of: FileName("sent@alpha.json")))
+        #expect(sent.modified > hourAgo)
+    }
+
     static func spoolWithServer(kinds: [String: Set<String>?] = ["alpha": nil]) throws -> (
         TemporarySpool, LoopbackServer
     ) {
