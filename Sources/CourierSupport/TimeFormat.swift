@@ -36,9 +36,28 @@ extension Timestamp {
     }
 
     /// Parses RFC 3339 (`2026-11-30T07:00:00Z`, `…T07:00:00.5+01:00`);
-    /// nil for anything else, including impossible dates.
+    /// nil for anything else, including impossible dates. Read in place:
+    /// intake parses one per record.
     package init?(rfc3339 text: String) {
-        let bytes = Array(text.utf8)
+        guard let time = Self.read(text, Self.rfc3339) else { return nil }
+        self = time
+    }
+
+    /// Parses `YYYY-MM-DD` (midnight UTC) or a full RFC 3339 time.
+    package init?(dateOrTime text: String) {
+        guard let time = Self.read(text, { bytes in bytes.count == 10 ? Self.date(bytes) : Self.rfc3339(bytes) })
+        else { return nil }
+        self = time
+    }
+
+    /// `parse` over the text's UTF-8, without a copy when the string
+    /// keeps it contiguous (every native string does).
+    private static func read(_ text: String, _ parse: (UnsafeBufferPointer<UInt8>) -> Timestamp?) -> Timestamp? {
+        if let time = text.utf8.withContiguousStorageIfAvailable(parse) { return time }
+        return Array(text.utf8).withUnsafeBufferPointer(parse)
+    }
+
+    private static func rfc3339(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var reader = DigitReader(bytes: bytes)
         guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
             let day = reader.number(2), reader.skip(anyOf: "Tt "), let hour = reader.number(2), reader.skip(":"),
@@ -68,39 +87,46 @@ extension Timestamp {
             let midnight = Timestamp.dayStart(year: year, month: month, day: day)
         else { return nil }
         let seconds = midnight.secondsSinceEpoch + Int64(hour * 3600 + minute * 60 + min(second, 59)) - offsetSeconds
-        self.init(nanosecondsSinceEpoch: seconds * 1_000_000_000 + nanos)
+        return Timestamp(nanosecondsSinceEpoch: seconds * 1_000_000_000 + nanos)
     }
 
-    /// Parses `YYYY-MM-DD` (midnight UTC) or a full RFC 3339 time.
-    package init?(dateOrTime text: String) {
-        if text.utf8.count == 10 {
-            var reader = DigitReader(bytes: Array(text.utf8))
-            guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
-                let day = reader.number(2), reader.atEnd,
-                let start = Timestamp.dayStart(year: year, month: month, day: day)
-            else { return nil }
-            self = start
-        } else {
-            self.init(rfc3339: text)
-        }
+    private static func date(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        var reader = DigitReader(bytes: bytes)
+        guard let year = reader.number(4), reader.skip("-"), let month = reader.number(2), reader.skip("-"),
+            let day = reader.number(2), reader.atEnd
+        else { return nil }
+        return Timestamp.dayStart(year: year, month: month, day: day)
     }
 
+    /// Midnight UTC of a calendar date; nil for a date that does not
+    /// exist (2026-02-31) or is outside 1970–2261. Counted, not asked of
+    /// timegm(3): intake computes one per record with a time.
     package static func dayStart(year: Int, month: Int, day: Int) -> Timestamp? {
         // Nanoseconds since 1970 in an Int64 reach into 2262.
-        guard (1...12).contains(month), (1...31).contains(day), (1970...2261).contains(year) else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        let seconds = timegm(&parts)
-        // timegm normalises 2026-02-31 to March; such a date is refused.
-        guard parts.tm_mday == Int32(day), parts.tm_mon == Int32(month - 1) else { return nil }
-        return Timestamp(secondsSinceEpoch: Int64(seconds))
+        guard (1...12).contains(month), (1...31).contains(day), (1970...2261).contains(year),
+            day <= daysIn(month: month, year: year)
+        else { return nil }
+        // Days since 1970-01-01 in a calendar whose years start on March 1,
+        // so that the leap day is the last of its year.
+        let marchYear = month <= 2 ? year - 1 : year
+        let era = marchYear / 400, yearOfEra = marchYear % 400
+        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Timestamp(secondsSinceEpoch: Int64(days) * 86_400)
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }
 
 private struct DigitReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
     var atEnd: Bool { index == bytes.count }
