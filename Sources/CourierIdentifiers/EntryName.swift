@@ -92,14 +92,38 @@ package struct SubscriberName: Hashable, Sendable, Comparable, CustomStringConve
 
 /// `KEY@SUBSCRIBER.json`: everything courier needs to know about an item
 /// is in its file name, so `mv` between state folders just works.
+///
+/// The name's bytes are made once, when the entry is: a round asks for
+/// them several times per record it delivers (lookups, renames, stamps).
+/// They are also its identity: an id has no `@` and a subscriber no `#`
+/// or `.`, so two entries are equal exactly when their file names are,
+/// and hashing one array is cheaper than two strings and a copy number.
 package struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertible {
     package let key: DeliveryKey
     package let subscriber: SubscriberName
+    /// `KEY@SUB.json`.
+    package let fileName: FileName
 
     package init(key: DeliveryKey, subscriber: SubscriberName) {
         self.key = key
         self.subscriber = subscriber
+        let id = key.id.value.utf8, name = subscriber.value.utf8
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(id.count + name.count + 14)
+        bytes.append(contentsOf: id)
+        if let copy = key.copy {
+            bytes.append(UInt8(ascii: "#"))
+            bytes.append(contentsOf: String(copy).utf8)
+        }
+        bytes.append(UInt8(ascii: "@"))
+        bytes.append(contentsOf: name)
+        bytes.append(contentsOf: ".json".utf8)
+        fileName = FileName(bytes: bytes)
     }
+
+    package static func == (lhs: EntryName, rhs: EntryName) -> Bool { lhs.fileName == rhs.fileName }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(fileName) }
 
     /// Parses `KEY@SUB.json`, or `KEY@SUB` when `requireExtension` is false;
     /// nil for anything else (an intake file, a leftover, a stranger).
@@ -121,23 +145,6 @@ package struct EntryName: Hashable, Sendable, Comparable, CustomStringConvertibl
         // an `@` is no entry, and no text is made of it.
         guard fileName.bytes.contains(UInt8(ascii: "@")), let text = fileName.string else { return nil }
         self.init(text)
-    }
-
-    /// `KEY@SUB.json`, its bytes written straight into the name: it is
-    /// asked for several times per record a round delivers.
-    package var fileName: FileName {
-        let id = key.id.value.utf8, name = subscriber.value.utf8
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(id.count + name.count + 14)
-        bytes.append(contentsOf: id)
-        if let copy = key.copy {
-            bytes.append(UInt8(ascii: "#"))
-            bytes.append(contentsOf: String(copy).utf8)
-        }
-        bytes.append(UInt8(ascii: "@"))
-        bytes.append(contentsOf: name)
-        bytes.append(contentsOf: ".json".utf8)
-        return FileName(bytes: bytes)
     }
 
     /// `KEY@SUB`, the form people type.

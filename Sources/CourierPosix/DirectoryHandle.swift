@@ -25,18 +25,7 @@ package final class DirectoryHandle {
     }
 
     /// How messages name a file in this directory: `queued/X`.
-    /// Made in one piece: every file descriptor opened by name keeps one.
-    package func displayPath(of name: FileName) -> String {
-        let folder = path.utf8
-        // Invalid UTF-8 in the name is shown as U+FFFD, as `description` shows it.
-        return String(unsafeUninitializedCapacity: folder.count + 1 + name.bytes.count) { buffer in
-            var end = buffer.initialize(fromContentsOf: folder)
-            buffer.initializeElement(at: end, to: UInt8(ascii: "/"))
-            end += 1
-            end += UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(fromContentsOf: name.bytes)
-            return end
-        }
-    }
+    package func displayPath(of name: FileName) -> String { FileDescriptor.path(of: name, in: path) }
 
     /// How messages name this directory itself: `queued/`.
     package var displayPath: String { path + "/" }
@@ -61,7 +50,7 @@ package final class DirectoryHandle {
                 openat(descriptor.rawValue, cName, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
             }
         }
-        return FileDescriptor(owning: fd, path: displayPath(of: name))
+        return FileDescriptor(owning: fd, name: name, in: path)
     }
 
     /// mkdirat(2); false when the name already existed (`init` is safe

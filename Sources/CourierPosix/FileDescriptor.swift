@@ -5,12 +5,38 @@ import Glibc
 /// name it, and every error it throws carries that name.
 package final class FileDescriptor {
     package let rawValue: Int32
-    /// For messages only (`tmp/X`); empty for pipes and sockets.
-    package let path: String
+    private let folder: String
+    private let name: FileName?
+
+    /// For messages only (`tmp/X`); empty for pipes and sockets. A file
+    /// opened by name keeps its folder's path and the name, and the text
+    /// is made only when a message asks: a round opens a file per record.
+    package var path: String { name.map { Self.path(of: $0, in: folder) } ?? folder }
 
     package init(owning rawValue: Int32, path: String = "") {
         self.rawValue = rawValue
-        self.path = path
+        folder = path
+        name = nil
+    }
+
+    /// A file opened by `name` in the directory messages call `folder`.
+    package init(owning rawValue: Int32, name: FileName, in folder: String) {
+        self.rawValue = rawValue
+        self.folder = folder
+        self.name = name
+    }
+
+    /// `folder/name`, made in one piece. Invalid UTF-8 in the name is shown
+    /// as U+FFFD, as `FileName.description` shows it.
+    package static func path(of name: FileName, in folder: String) -> String {
+        let folder = folder.utf8
+        return String(unsafeUninitializedCapacity: folder.count + 1 + name.bytes.count) { buffer in
+            var end = buffer.initialize(fromContentsOf: folder)
+            buffer.initializeElement(at: end, to: UInt8(ascii: "/"))
+            end += 1
+            end += UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(fromContentsOf: name.bytes)
+            return end
+        }
     }
 
     deinit { close(rawValue) }
@@ -169,8 +195,12 @@ package final class FileDescriptor {
     package func touch() throws(SystemError) {
         // UTIME_NOW from <sys/stat.h>, a macro Swift does not import.
         let now = (1 << 30) - 1
-        let times = [timespec](repeating: timespec(tv_sec: 0, tv_nsec: now), count: 2)
-        try system("touch", path) { futimens(rawValue, times) }
+        var times = (timespec(tv_sec: 0, tv_nsec: now), timespec(tv_sec: 0, tv_nsec: now))
+        try system("touch", path) {
+            withUnsafePointer(to: &times) {
+                $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(rawValue, $0) }
+            }
+        }
     }
 
     package func status() throws(SystemError) -> FileStatus {

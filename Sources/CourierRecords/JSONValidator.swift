@@ -216,11 +216,14 @@ package enum JSONValidator {
 
     /// The text of a JSON string literal (quotes included in `literal`), with
     /// every escape decoded; nil when it is not a valid string literal.
-    package static func decodeString(_ literal: [UInt8]) -> String? {
+    package static func decodeString(_ literal: [UInt8]) -> String? { decodeString(literal[...]) }
+
+    /// The same for a literal in place in a record's bytes (no copy of it).
+    package static func decodeString(_ literal: ArraySlice<UInt8>) -> String? {
         guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else {
             return nil
         }
-        let inner = literal[1..<(literal.count - 1)]
+        let inner = literal.dropFirst().dropLast()
         guard inner.contains(UInt8(ascii: "\\")) else { return String(validating: inner, as: UTF8.self) }
         var bytes: [UInt8] = []
         var iterator = inner.makeIterator()

@@ -121,7 +121,7 @@ package struct OutboxFields: Sendable, Equatable {
     }
 
     /// A field's JSON as the reason shows it: its first 40 bytes.
-    private static func shown(_ raw: [UInt8]) -> String {
+    private static func shown(_ raw: ArraySlice<UInt8>) -> String {
         raw.count > 40 ? String(decoding: raw.prefix(40), as: UTF8.self) + "…" : String(decoding: raw, as: UTF8.self)
     }
 }

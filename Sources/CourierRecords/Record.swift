@@ -133,11 +133,12 @@ struct RecordFields {
         self.init(bytes: bytes, members: top.members)
     }
 
-    func field(_ name: String) -> [UInt8]? {
+    /// A member's value as written, in place in the record's bytes.
+    func field(_ name: String) -> ArraySlice<UInt8>? {
         var name = name
         return name.withUTF8 { wanted in
             members.last { $0.name.count == wanted.count && $0.name.elementsEqual(wanted) }
-        }.map { Array(bytes[$0.value]) }
+        }.map { bytes[$0.value] }
     }
 
     /// A member name as written, its escapes decoded (most names have none).
@@ -147,7 +148,7 @@ struct RecordFields {
             ?? raw
     }
 
-    func string(_ value: [UInt8]) -> String? { JSONValidator.decodeString(value) }
+    func string(_ value: ArraySlice<UInt8>) -> String? { JSONValidator.decodeString(value) }
 
     func id() throws(RecordProblem) -> RecordID {
         guard let raw = field("id") else { throw .missingField("id") }
@@ -175,13 +176,13 @@ struct RecordFields {
 
     func subscribers() throws(RecordProblem) -> [SubscriberName]? {
         guard let raw = field("subscribers") else { return nil }
-        let names = JSONSplice.arrayElements(raw)
+        let names = JSONSplice.arrayElements(Array(raw))
         guard raw.first == UInt8(ascii: "["), !names.isEmpty else {
             throw .badField("subscribers", "must be a non-empty list of names")
         }
         var parsed: [SubscriberName] = []
         for name in names {
-            guard let text = string(name), let subscriber = SubscriberName(text) else {
+            guard let text = string(name[...]), let subscriber = SubscriberName(text) else {
                 throw .badField(
                     "subscribers", "\(String(decoding: name.prefix(80), as: UTF8.self)) is not a subscriber name")
             }
@@ -191,11 +192,10 @@ struct RecordFields {
     }
 
     func awaitRoute() throws(RecordProblem) -> Bool {
-        switch field("awaitRoute") {
-        case nil, Array("false".utf8)?: return false
-        case Array("true".utf8)?: return true
-        default: throw .badField("awaitRoute", "must be true or false")
-        }
+        guard let raw = field("awaitRoute") else { return false }
+        if raw.elementsEqual("false".utf8) { return false }
+        if raw.elementsEqual("true".utf8) { return true }
+        throw .badField("awaitRoute", "must be true or false")
     }
 
     func routeFor() throws(RecordProblem) -> RecordID? {

@@ -70,7 +70,9 @@ final class CurlEasy {
     }
 
     func set(_ option: CURLoption, _ value: String) throws(CurlError) {
-        try check(courier_easy_setopt_string(handle, option, value), option)
+        // withCString, not the implicit conversion: that copies the string
+        // into a new array first, and a request's URL is set per record.
+        try check(value.withCString { courier_easy_setopt_string(handle, option, $0) }, option)
     }
 
     func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlError) {
