@@ -168,7 +168,13 @@ struct RecordFields {
 
     func time() throws(RecordProblem) -> Timestamp? {
         guard let raw = field("time") else { return nil }
-        guard let text = string(raw), let time = Timestamp(rfc3339: text) else {
+        let quote = UInt8(ascii: "\""), escape = UInt8(ascii: "\\")
+        // A time without escapes (every one courier has seen) is read in
+        // place: no string is made of it. The parser takes ASCII only.
+        let plain = raw.count >= 2 && raw.first == quote && raw.last == quote && !raw.contains(escape)
+        let parsed =
+            plain ? Timestamp(rfc3339: raw.dropFirst().dropLast()) : string(raw).flatMap(Timestamp.init(rfc3339:))
+        guard let time = parsed else {
             throw .badField("time", "must be an RFC 3339 time such as 2026-11-30T07:00:00Z")
         }
         return time

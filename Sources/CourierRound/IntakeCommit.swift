@@ -58,7 +58,7 @@ struct IntakeCommit {
         // they are an entry: after a power cut an entry is never empty
         // (Postfix's pickup does the same before cleanup takes a message).
         transition.durable = group.filter { !$0.entries.isEmpty && !$0.isForeign }.map(\.file)
-        transition.lines = group.flatMap { lines($0, now: now) }
+        for accepted in group { lines(accepted, now: now, into: &transition.lines) }
         for (accepted, targets) in zip(group, targets) {
             // A producer's file stays the producer's after a rename: it
             // could still rewrite or remove the entry, and courier may not
@@ -131,19 +131,21 @@ struct IntakeCommit {
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.
-    private func lines(_ accepted: Intake.Accepted, now: Timestamp) -> [LedgerLine] {
-        let origin = "from \(FlaggedName.printable(accepted.name))"
-        let taken = accepted.entries.map { entry in
-            LedgerLine(
-                time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
-                event: accepted.record.awaitRoute ? .awaitingRoute : .accepted,
-                detail: "kind=\(accepted.record.kind) \(origin)")
-        }
-        return taken
-            + accepted.duplicates.map { entry, state in
+    private func lines(_ accepted: Intake.Accepted, now: Timestamp, into lines: inout [LedgerLine]) {
+        let origin = FlaggedName.printable(accepted.name)
+        let event: LedgerEvent = accepted.record.awaitRoute ? .awaitingRoute : .accepted
+        let detail = "kind=\(accepted.record.kind) from \(origin)"
+        for entry in accepted.entries {
+            lines.append(
                 LedgerLine(
                     time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
-                    event: .duplicate, detail: "same record already in \(state.rawValue)/; \(origin) removed")
-            }
+                    event: event, detail: detail))
+        }
+        for (entry, state) in accepted.duplicates {
+            lines.append(
+                LedgerLine(
+                    time: now, actor: .round(round), subscriber: entry.subscriber, key: entry.key.description,
+                    event: .duplicate, detail: "same record already in \(state.rawValue)/; from \(origin) removed"))
+        }
     }
 }

@@ -59,25 +59,21 @@ struct Settler {
     let schedules: RetrySchedules
 
     struct Settled {
-        var lines: [LedgerLine] = []
-        var moves: [(EntryName, SpoolState)] = []
-        /// Modification times to set in `sending/` before the moves.
-        var stamps: [(EntryName, Timestamp)] = []
+        /// What the group commit carries out: the lines, the stamps on the
+        /// files in `sending/`, the etags, then the moves out of it. Built
+        /// in place: a round settles one answer per record it sends.
+        var transition = Transition()
         var retry: [DeliveryItem] = []
         var retryDelay: Duration = .zero
-        /// Etags the server gave for the entities of delivered items.
-        var tags: [EntityTagUpdate] = []
         /// A batch that timed out halves the subscriber's batch size.
         var halvedBatchSize: Int?
 
-        /// What the group commit carries out: the lines, the stamps on the
-        /// files in `sending/`, the etags, then the moves out of it.
-        var transition: Transition {
-            var transition = Transition(
-                lines: lines, moves: moves.map { Transition.Move($0.0, from: .sending, to: $0.1) })
-            transition.stamps = stamps.map { Transition.Stamp($0.0.fileName, in: .state(.sending), to: .exactly($0.1)) }
-            transition.tags = tags
-            return transition
+        mutating func move(_ entry: EntryName, to state: SpoolState) {
+            transition.moves.append(Transition.Move(entry, from: .sending, to: state))
+        }
+
+        mutating func stamp(_ entry: EntryName, _ time: Timestamp) {
+            transition.stamps.append(Transition.Stamp(entry.fileName, in: .state(.sending), to: .exactly(time)))
         }
     }
 
@@ -92,24 +88,11 @@ struct Settler {
         let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
         let outcome = DeliveryOutcome.classify(status: response.status, error: response.error, retryAfter: retryAfter)
         var detail = Self.detail(response)
-        let verdicts: [ItemVerdict]
-        if subscriber.mode == .batch {
-            if response.error?.isTimeout == true {
-                let size = BatchSizes.halved(batchSize)
-                settled.halvedBatchSize = size
-                detail = "batch of \(request.items.count) timed out; batch size now \(size): " + detail
-            }
-            verdicts = Self.batchVerdicts(
-                request, outcome: outcome, response: response, detail: detail, redactor: redactor)
-            summary.batches[subscriber.name.value, default: BatchTally()].items += request.items.count
-        } else {
-            verdicts = [ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail)]
-        }
         var tally = summary.subscribers[subscriber.name.value, default: SubscriberTally()]
         let step = retryStep(request)
         // The time every etag of this answer is kept with, written once.
         var tagTime: String?
-        for verdict in verdicts {
+        func settle(_ verdict: ItemVerdict) {
             var line = LedgerLine(
                 time: now, actor: .round(round), subscriber: subscriber.name,
                 key: verdict.item.entry.key.description, event: .sent, answer: LedgerAnswer(column: response.status),
@@ -117,11 +100,11 @@ struct Settler {
             let retriesHere = mode == .foreground && request.attempt <= backoff.count
             switch verdict.outcome {
             case .delivered:
-                settled.moves.append((verdict.item.entry, .sent))
+                settled.move(verdict.item.entry, to: .sent)
                 if verdict.result?.etag != nil {
                     let time = tagTime ?? now.rfc3339
                     tagTime = time
-                    if let tag = keptTag(verdict, rfc3339: time) { settled.tags.append(tag) }
+                    if let tag = keptTag(verdict, rfc3339: time) { settled.transition.tags.append(tag) }
                 }
                 tally.sent += 1
                 summary.sent += 1
@@ -137,8 +120,8 @@ struct Settler {
                     let brief = TransientFailure.brief(reason, answer: line.detail)
                     let steps = schedules.schedule(of: subscriber.name)?.count ?? 0
                     line.detail = Self.deferredDetail(stamp, steps: steps, reason: brief) + line.detail
-                    settled.moves.append((verdict.item.entry, .queued))
-                    settled.stamps.append((verdict.item.entry, stamp.modified))
+                    settled.move(verdict.item.entry, to: .queued)
+                    settled.stamp(verdict.item.entry, stamp.modified)
                     summary.deferred = (summary.deferred ?? 0) + 1
                 } else {
                     let words: TransientFailure =
@@ -159,9 +142,23 @@ struct Settler {
             // A stamp is taken off when an entry leaves the schedule, so that
             // a resend or a backfill starts the schedule again.
             if let stamp = verdict.item.stamp, line.event != .deferred && line.event != .retry {
-                settled.stamps.append((verdict.item.entry, DeferralStamp.cleared(stamp.modified)))
+                settled.stamp(verdict.item.entry, DeferralStamp.cleared(stamp.modified))
             }
-            settled.lines.append(line)
+            settled.transition.lines.append(line)
+        }
+        if subscriber.mode == .batch {
+            if response.error?.isTimeout == true {
+                let size = BatchSizes.halved(batchSize)
+                settled.halvedBatchSize = size
+                detail = "batch of \(request.items.count) timed out; batch size now \(size): " + detail
+            }
+            let verdicts = Self.batchVerdicts(
+                request, outcome: outcome, response: response, detail: detail, redactor: redactor)
+            summary.batches[subscriber.name.value, default: BatchTally()].items += request.items.count
+            for verdict in verdicts { settle(verdict) }
+        } else {
+            // One item: no array of one verdict per answer.
+            settle(ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail))
         }
         summary.subscribers[subscriber.name.value] = tally
         return settled
@@ -182,7 +179,7 @@ struct Settler {
     ) {
         let subscriber = verdict.item.entry.subscriber.value
         if verdict.conflict { summary.batches[subscriber, default: BatchTally()].conflicts += 1 }
-        settled.moves.append((verdict.item.entry, .needsAttention))
+        settled.move(verdict.item.entry, to: .needsAttention)
         tally.needsAttention += 1
         summary.needsAttention += 1
         summary.attention.append(verdict.item.entry.description)

@@ -67,6 +67,8 @@ package enum FlaggedName {
 
     /// A dropped file's name for the ledger: printable, never a tab.
     package static func printable(_ name: FileName) -> String {
-        String(String(decoding: name.bytes, as: UTF8.self).prefix(100))
+        let text = String(decoding: name.bytes, as: UTF8.self)
+        // 100 bytes or fewer are 100 characters or fewer: no second string.
+        return name.bytes.count <= 100 ? text : String(text.prefix(100))
     }
 }

@@ -43,6 +43,13 @@ extension Timestamp {
         self = time
     }
 
+    /// The same from UTF-8 bytes in place: a record's `time` without
+    /// escapes, read between its quotes.
+    package init?(rfc3339 bytes: ArraySlice<UInt8>) {
+        guard let time = bytes.withUnsafeBufferPointer(Self.rfc3339) else { return nil }
+        self = time
+    }
+
     /// Parses `YYYY-MM-DD` (midnight UTC) or a full RFC 3339 time.
     package init?(dateOrTime text: String) {
         guard let time = Self.read(text, { bytes in bytes.count == 10 ? Self.date(bytes) : Self.rfc3339(bytes) })

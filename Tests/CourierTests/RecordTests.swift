@@ -30,6 +30,17 @@ import Testing
         #expect(record.bytes == Array(text.utf8))
     }
 
+    @Test("a time reads the same with escapes as without, and a time that is not one is refused either way")
+    func timeWithEscapes() throws {
+        let escaped = try Record.parse(
+            Array(#"{"id":"a","kind":"sleep","time":"2026-11-30T07:00:00\u005A"}"#.utf8), maximumSize: 1 << 20
+        ).get()
+        #expect(escaped.time == Timestamp(rfc3339: "2026-11-30T07:00:00Z"))
+        #expect(Self.problem(#"{"id":"a","kind":"sleep","time":"2026-11-30T07:00:00\u0058"}"#) != nil)
+        #expect(Self.problem(#"{"id":"a","kind":"sleep","time":"2026-02-30T07:00:00Z"}"#) != nil)
+        #expect(Self.problem(#"{"id":"a","kind":"sleep","time":2026}"#) != nil)
+    }
+
     @Test(arguments: [
         (#"{"kind":"sleep"}"#, RecordProblem.missingField("id")),
         (#"{"id":"a"}"#, .missingField("kind")),
