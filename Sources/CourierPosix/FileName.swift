@@ -10,6 +10,13 @@ package struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible
 
     package init(_ string: String) { self.bytes = Array(string.utf8) }
 
+    /// The bytes hashed as one buffer. The synthesized hash (the array's)
+    /// feeds them to the hasher one at a time, and a round hashes a name
+    /// several times per record (its lookups and sets of entries).
+    package func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// The name for people: invalid UTF-8 is shown as U+FFFD.
     package var description: String { String(decoding: bytes, as: UTF8.self) }
 

@@ -153,8 +153,8 @@ struct RecordFields {
     func id() throws(RecordProblem) -> RecordID {
         guard let raw = field("id") else { throw .missingField("id") }
         guard let text = string(raw) else { throw .badField("id", "must be a string") }
-        if let problem = RecordID.problem(with: text) { throw .badField("id", problem) }
-        guard let id = RecordID(text) else { throw .badField("id", "is not an id") }
+        // Checked once: the problem is asked for only when it is not an id.
+        guard let id = RecordID(text) else { throw .badField("id", RecordID.problem(with: text) ?? "is not an id") }
         return id
     }
 
