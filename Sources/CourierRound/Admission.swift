@@ -51,18 +51,20 @@ final class Admission {
 
     /// Whether the pass may still start requests to the subscriber.
     func isOpen(_ subscriber: SubscriberName) -> Bool {
-        held[subscriber] == nil && stopped[subscriber] == nil
+        // Asked several times per record; nearly always nothing is held or
+        // stopped, and an empty table answers without hashing the name.
+        (held.isEmpty || held[subscriber] == nil) && (stopped.isEmpty || stopped[subscriber] == nil)
     }
 
     /// True when the pass takes the entry now; otherwise it stays in
     /// `queued/` and is counted.
     func admit(_ entry: EntryName) -> Bool {
         let subscriber = entry.subscriber
-        if let count = held[subscriber] {
+        if !held.isEmpty, let count = held[subscriber] {
             held[subscriber] = count + 1
             return false
         }
-        if let count = stopped[subscriber] {
+        if !stopped.isEmpty, let count = stopped[subscriber] {
             stopped[subscriber] = count + 1
             return false
         }
@@ -70,7 +72,7 @@ final class Admission {
             notChosen += 1
             return false
         }
-        guard scheduled.contains(subscriber) else { return true }
+        guard !scheduled.isEmpty, scheduled.contains(subscriber) else { return true }
         // An entry that cannot be looked at is taken: the claim will say
         // what is wrong with it.
         guard let status = try? queued.status(of: entry.fileName),
@@ -86,7 +88,7 @@ final class Admission {
 
     /// The stamp an admitted entry had, once.
     func takeStamp(of entry: EntryName) -> DeferralStamp? {
-        stamps.removeValue(forKey: entry)
+        stamps.isEmpty ? nil : stamps.removeValue(forKey: entry)
     }
 
     /// The breaker stopped the subscriber: `left` entries read ahead stay
