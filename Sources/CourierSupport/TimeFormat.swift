@@ -78,7 +78,9 @@ extension Timestamp {
                 digits += 1
             }
             guard digits > 0 else { return nil }
-            for _ in digits..<9 where digits < 9 { nanos *= 10 }
+            // Digits past the ninth are read and dropped; a range from
+            // more than nine would trap.
+            for _ in min(digits, 9)..<9 { nanos *= 10 }
         }
         var offsetSeconds: Int64 = 0
         if reader.skip(anyOf: "Zz") {

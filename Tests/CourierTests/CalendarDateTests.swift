@@ -2,6 +2,8 @@ import Glibc
 import Testing
 
 @testable import CourierPosix
+@testable import CourierRecords
+@testable import CourierSpool
 @testable import CourierSupport
 
 /// `Timestamp.dayStart` counts days itself; timegm(3) is the reference it
@@ -41,12 +43,28 @@ import Testing
         #expect(Timestamp.dayStart(year: date.0, month: date.1, day: date.2) == nil)
     }
 
-    @Test("an RFC 3339 time and a bare date read the same from any string")
+    @Test("an RFC 3339 time and a bare date read as the calendar says")
     func parsing() {
-        let bridged = String(decoding: Array("2024-02-29T23:59:60.5-01:30".utf8), as: UTF8.self)
-        #expect(Timestamp(rfc3339: bridged)?.rfc3339 == Timestamp(rfc3339: "2024-03-01T01:29:59.500Z")?.rfc3339)
+        #expect(
+            Timestamp(rfc3339: "2024-02-29T23:59:60.5-01:30")?.rfc3339
+                == Timestamp(rfc3339: "2024-03-01T01:29:59.500Z")?.rfc3339)
         #expect(Timestamp(dateOrTime: "2024-02-29")?.secondsSinceEpoch == 1_709_164_800)
         #expect(Timestamp(dateOrTime: "2023-02-29") == nil)
         #expect(Timestamp(rfc3339: "2026-11-30T07:00:00") == nil)
+    }
+
+    @Test(
+        "a time with more than nine fractional digits reads to the nanosecond, alone, in a record and in a ledger line")
+    func tenFractionalDigits() throws {
+        let nine = Timestamp(rfc3339: "2026-11-30T07:00:00.123456789Z")
+        #expect(nine != nil)
+        #expect(Timestamp(rfc3339: "2026-11-30T07:00:00.1234567890Z") == nine)
+        #expect(Timestamp(rfc3339: "2026-11-30T07:00:00.12345678901234567890Z") == nine)
+        let record = try Record.parse(
+            Array(#"{"id":"a","kind":"sleep","time":"2026-11-30T07:00:00.1234567890Z"}"#.utf8), maximumSize: 1 << 20
+        ).get()
+        #expect(record.time == nine)
+        let line = LedgerLine(parsing: "2026-11-30T07:00:00.1234567890Z\tr\talpha\ta1\tsent\t200\t1\t5\tok"[...])
+        #expect(line?.time == nine)
     }
 }
