@@ -12,8 +12,10 @@ package struct FileName: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// The bytes hashed as one buffer. The synthesized hash (the array's)
     /// feeds them to the hasher one at a time, and a round hashes a name
-    /// several times per record (its lookups and sets of entries).
+    /// several times per record (its lookups and sets of entries). The
+    /// count first, so that two names hashed together stay apart.
     package func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes.count)
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
