@@ -144,38 +144,83 @@ package struct Catalog: Sendable {
 }
 
 /// `[subscriber NAME]`: one HTTP endpoint and what it wants.
+///
+/// A value, kept behind one reference: a round copies its subscriber into
+/// every request and answer, several times per record, and a copy is one
+/// retain instead of one per field. A change (the loader's, a test's)
+/// copies the storage first when another value shares it.
 package struct Subscriber: Sendable {
-    package let name: SubscriberName
-    package let url: String
+    package var name: SubscriberName { storage.name }
+    package var url: String { storage.url }
     /// Nil: every kind (`kinds` absent or `*`).
-    package let kinds: Set<String>?
-    package let tokenFile: String?
+    package var kinds: Set<String>? { storage.kinds }
+    package var tokenFile: String? { storage.tokenFile }
     /// The bearer token, read from `token-file` when secrets are loaded.
-    package internal(set) var token: String?
-    package let headers: [HTTPHeaderField]
-    package let concurrency: Int
-    package let caFile: String?
-    package let signingSecretFile: String?
+    package internal(set) var token: String? {
+        get { storage.token }
+        set { writable.token = newValue }
+    }
+    package var headers: [HTTPHeaderField] { storage.headers }
+    package var concurrency: Int { storage.concurrency }
+    package var caFile: String? { storage.caFile }
+    package var signingSecretFile: String? { storage.signingSecretFile }
     /// The decoded `whsec_` secret, when secrets are loaded.
-    package internal(set) var signingSecret: [UInt8]?
+    package internal(set) var signingSecret: [UInt8]? {
+        get { storage.signingSecret }
+        set { writable.signingSecret = newValue }
+    }
     /// `single` (default) or `batch`, with its settings.
-    package var mode: DeliveryMode = .single
-    package var batch = BatchSettings()
+    package var mode: DeliveryMode {
+        get { storage.mode }
+        set { writable.mode = newValue }
+    }
+    package var batch: BatchSettings {
+        get { storage.batch }
+        set { writable.batch = newValue }
+    }
     /// `gzip = true`: bodies go out with `Content-Encoding: gzip`.
-    package var gzip = false
+    package var gzip: Bool {
+        get { storage.gzip }
+        set { writable.gzip = newValue }
+    }
     /// `oauth-*`: tokens from a client-credentials grant instead of `token-file`.
-    package var oauth: OAuthClient?
+    package var oauth: OAuthClient? {
+        get { storage.oauth }
+        set { writable.oauth = newValue }
+    }
     /// `retry-schedule`: how long a transiently failed entry waits in
     /// `queued/` before each further round tries it: the section's own, else
     /// the `[courier]` one. Nil (neither, or `off`) keeps the first rule: a
     /// background round tries once.
-    package var retrySchedule: [Duration]?
+    package var retrySchedule: [Duration]? {
+        get { storage.retrySchedule }
+        set { writable.retrySchedule = newValue }
+    }
     /// `breaker` for this subscriber; nil: the `[courier]` one.
-    package var breaker: BreakerLimit?
-    package let line: Int
+    package var breaker: BreakerLimit? {
+        get { storage.breaker }
+        set { writable.breaker = newValue }
+    }
+    package var line: Int { storage.line }
     /// Where `token-file` and `signing-secret-file` were given, for errors.
-    var tokenFileLine = 0
-    var signingSecretFileLine = 0
+    var tokenFileLine: Int {
+        get { storage.tokenFileLine }
+        set { writable.tokenFileLine = newValue }
+    }
+    var signingSecretFileLine: Int {
+        get { storage.signingSecretFileLine }
+        set { writable.signingSecretFileLine = newValue }
+    }
+
+    private var storage: Storage
+
+    /// The storage, this value's own before it is changed.
+    private var writable: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
 
     package func takes(kind: String) -> Bool { kinds?.contains(kind) ?? true }
 
@@ -183,34 +228,77 @@ package struct Subscriber: Sendable {
         name: SubscriberName, url: String, kinds: Set<String>? = nil, token: String? = nil,
         headers: [HTTPHeaderField] = [], concurrency: Int = 8, caFile: String? = nil, signingSecret: [UInt8]? = nil
     ) {
-        self.name = name
-        self.url = url
-        self.kinds = kinds
-        self.tokenFile = nil
-        self.token = token
-        self.headers = headers
-        self.concurrency = concurrency
-        self.caFile = caFile
-        self.signingSecretFile = nil
-        self.signingSecret = signingSecret
-        self.line = 0
+        storage = Storage(
+            name: name, url: url, kinds: kinds, tokenFile: nil, headers: headers, concurrency: concurrency,
+            caFile: caFile, signingSecretFile: nil, line: 0)
+        storage.token = token
+        storage.signingSecret = signingSecret
     }
 
     init(
         name: SubscriberName, url: String, kinds: Set<String>?, tokenFile: String?, headers: [HTTPHeaderField],
         concurrency: Int, caFile: String?, signingSecretFile: String?, line: Int
     ) {
-        self.name = name
-        self.url = url
-        self.kinds = kinds
-        self.tokenFile = tokenFile
-        self.token = nil
-        self.headers = headers
-        self.concurrency = concurrency
-        self.caFile = caFile
-        self.signingSecretFile = signingSecretFile
-        self.signingSecret = nil
-        self.line = line
+        storage = Storage(
+            name: name, url: url, kinds: kinds, tokenFile: tokenFile, headers: headers, concurrency: concurrency,
+            caFile: caFile, signingSecretFile: signingSecretFile, line: line)
+    }
+
+    /// Shared between values and changed only through `writable`, when one
+    /// value holds it alone: what makes it safe to send across threads, as
+    /// an array's buffer is.
+    private final class Storage: @unchecked Sendable {
+        let name: SubscriberName
+        let url: String
+        let kinds: Set<String>?
+        let tokenFile: String?
+        var token: String?
+        let headers: [HTTPHeaderField]
+        let concurrency: Int
+        let caFile: String?
+        let signingSecretFile: String?
+        var signingSecret: [UInt8]?
+        var mode: DeliveryMode = .single
+        var batch = BatchSettings()
+        var gzip = false
+        var oauth: OAuthClient?
+        var retrySchedule: [Duration]?
+        var breaker: BreakerLimit?
+        let line: Int
+        var tokenFileLine = 0
+        var signingSecretFileLine = 0
+
+        init(
+            name: SubscriberName, url: String, kinds: Set<String>?, tokenFile: String?, headers: [HTTPHeaderField],
+            concurrency: Int, caFile: String?, signingSecretFile: String?, line: Int
+        ) {
+            self.name = name
+            self.url = url
+            self.kinds = kinds
+            self.tokenFile = tokenFile
+            self.headers = headers
+            self.concurrency = concurrency
+            self.caFile = caFile
+            self.signingSecretFile = signingSecretFile
+            self.line = line
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(
+                name: name, url: url, kinds: kinds, tokenFile: tokenFile, headers: headers,
+                concurrency: concurrency, caFile: caFile, signingSecretFile: signingSecretFile, line: line)
+            copy.token = token
+            copy.signingSecret = signingSecret
+            copy.mode = mode
+            copy.batch = batch
+            copy.gzip = gzip
+            copy.oauth = oauth
+            copy.retrySchedule = retrySchedule
+            copy.breaker = breaker
+            copy.tokenFileLine = tokenFileLine
+            copy.signingSecretFileLine = signingSecretFileLine
+            return copy
+        }
     }
 }
 
