@@ -343,7 +343,7 @@ final class DeliveryPass {
                 if !fit.mayHold(recordSize: size, key: entry.key.description) { break }
             }
             _ = feed.take(subscriber.name)
-            var item: DeliveryItem
+            let item: DeliveryItem
             switch next {
             case .claimed(let claimed):
                 item = claimed
@@ -352,8 +352,7 @@ final class DeliveryPass {
                 try commits.exclusive { () throws(RoundError) in claim = try claimer.claim(entry) }
                 switch claim {
                 case .claimed(let claimed):
-                    item = claimed
-                    item.stamp = admission.takeStamp(of: entry)
+                    item = claimed.stamped(admission.takeStamp(of: entry))
                 case .refused(let entry, let reason):
                     setAside([entry], subscriber: subscriber, reason: reason)
                     continue

@@ -6,7 +6,11 @@ import CourierSpool
 import CourierTransport
 
 /// A claimed entry and the bytes that will be POSTed.
-struct DeliveryItem {
+///
+/// A class with nothing to change: an item goes into the feed, its
+/// request, a retry and its verdict, several copies per record, and a
+/// copy of a reference is one retain rather than one per field.
+final class DeliveryItem: Sendable {
     let entry: EntryName
     let body: [UInt8]
     /// What the record's one parse, at intake or at the claim, found of
@@ -15,7 +19,20 @@ struct DeliveryItem {
     /// again.
     let fields: OutboxFields
     /// Its deferral stamp when `retry-schedule` has put it off before.
-    var stamp: DeferralStamp?
+    let stamp: DeferralStamp?
+
+    init(entry: EntryName, body: [UInt8], fields: OutboxFields, stamp: DeferralStamp? = nil) {
+        self.entry = entry
+        self.body = body
+        self.fields = fields
+        self.stamp = stamp
+    }
+
+    /// The same item with the stamp its entry had in `queued/`.
+    func stamped(_ stamp: DeferralStamp?) -> DeliveryItem {
+        guard let stamp else { return self }
+        return DeliveryItem(entry: entry, body: body, fields: fields, stamp: stamp)
+    }
 }
 
 /// One POST: a single item, or a batch, with its attempt number and the
