@@ -12,6 +12,20 @@ package struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible
         self.value = value
     }
 
+    /// The id a JSON string literal holds when it is written plainly: its
+    /// bytes between the quotes, every one of the id class. Nil for
+    /// anything else, escapes included, which the caller decodes first.
+    /// Intake reads one per record; this reads it in one pass.
+    package init?(plainLiteral literal: ArraySlice<UInt8>) {
+        let quote = UInt8(ascii: "\"")
+        guard literal.count >= 3, literal.count <= Self.maximumLength + 2, literal.first == quote,
+            literal.last == quote
+        else { return nil }
+        let inner = literal.dropFirst().dropLast()
+        guard inner.first != UInt8(ascii: "."), inner.allSatisfy(NameBytes.isID) else { return nil }
+        value = String(decoding: inner, as: UTF8.self)
+    }
+
     /// Why `value` is not an id, in words for the ledger; nil when it is one.
     package static func problem(with value: String) -> String? {
         let bytes = value.utf8

@@ -152,6 +152,7 @@ struct RecordFields {
 
     func id() throws(RecordProblem) -> RecordID {
         guard let raw = field("id") else { throw .missingField("id") }
+        if let id = RecordID(plainLiteral: raw) { return id }
         guard let text = string(raw) else { throw .badField("id", "must be a string") }
         // Checked once: the problem is asked for only when it is not an id.
         guard let id = RecordID(text) else { throw .badField("id", RecordID.problem(with: text) ?? "is not an id") }

@@ -30,6 +30,22 @@ import Testing
         #expect(record.bytes == Array(text.utf8))
     }
 
+    @Test("an id reads the same written plainly or with escapes, and the same ids are refused either way")
+    func idPlainOrEscaped() throws {
+        func id(_ literal: String) -> String? {
+            try? Record.parse(Array(#"{"id":\#(literal),"kind":"sleep"}"#.utf8), maximumSize: 1 << 20).get().id.value
+        }
+        #expect(id(#""w-1.a:b_C""#) == "w-1.a:b_C")
+        #expect(id(#""w\u002d1""#) == "w-1")
+        #expect(id("\"" + String(repeating: "a", count: 128) + "\"") == String(repeating: "a", count: 128))
+        for refused in [
+            #""""#, #"".a""#, #""a b""#, #""a@b""#, #""é""#, "\"" + String(repeating: "a", count: 129) + "\"", "7",
+        ] {
+            #expect(id(refused) == nil, "\(refused)")
+            #expect(Self.problem(#"{"id":\#(refused),"kind":"sleep"}"#) != nil)
+        }
+    }
+
     @Test("a time reads the same with escapes as without, and a time that is not one is refused either way")
     func timeWithEscapes() throws {
         let escaped = try Record.parse(
