@@ -99,30 +99,44 @@ package final class SpoolSession {
     package func folder(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle { try handle(place) }
 
     func handle(_ place: SpoolPlace) throws(SpoolError) -> DirectoryHandle {
-        if let open = handles[place] { return open }
-        let opened: DirectoryHandle
-        do throws(SystemError) {
-            switch place {
-            case .state(let state): opened = spool.directory(state)
-            case .sendingRoot: opened = spool.sendingRoot
-            case .claims(let worker):
-                opened = try spool.sendingRoot.openDirectory(worker, as: "sending/\(worker)")
-            case .control: opened = spool.control
-            case .tmp: opened = spool.tmp
-            case .ledger: opened = spool.ledgerDirectory
-            case .held: opened = try folder(Spool.heldName, in: spool.control, as: ".courier/held")
-            case .entityTags(let subscriber):
-                let tags = try folder(EntityTagStore.folderName, in: spool.control, as: ".courier/etags")
-                opened = try folder(FileName(subscriber.value), in: tags, as: ".courier/etags/\(subscriber)")
-            case .catalog(let name):
-                let catalogs = try folder(FileName("catalogs"), in: spool.root, as: "catalogs")
-                opened = try folder(FileName(name.value), in: catalogs, as: "catalogs/\(name)")
+        // The spool's own folders are open for its life, and asked for
+        // several times per record: no table for them.
+        switch place {
+        case .state(let state): return spool.directory(state)
+        case .sendingRoot: return spool.sendingRoot
+        case .control: return spool.control
+        case .tmp: return spool.tmp
+        case .ledger: return spool.ledgerDirectory
+        case .claims(let worker):
+            return try opened(place) { () throws(SystemError) in
+                try spool.sendingRoot.openDirectory(worker, as: "sending/\(worker)")
             }
-        } catch {
-            throw SpoolError(error)
+        case .held:
+            return try opened(place) { () throws(SystemError) in
+                try folder(Spool.heldName, in: spool.control, as: ".courier/held")
+            }
+        case .entityTags(let subscriber):
+            return try opened(place) { () throws(SystemError) in
+                let tags = try folder(EntityTagStore.folderName, in: spool.control, as: ".courier/etags")
+                return try folder(FileName(subscriber.value), in: tags, as: ".courier/etags/\(subscriber)")
+            }
+        case .catalog(let name):
+            return try opened(place) { () throws(SystemError) in
+                let catalogs = try folder(FileName("catalogs"), in: spool.root, as: "catalogs")
+                return try folder(FileName(name.value), in: catalogs, as: "catalogs/\(name)")
+            }
         }
-        handles[place] = opened
-        return opened
+    }
+
+    /// The folder `open` opens (or makes), the first time it is asked for.
+    private func opened(_ place: SpoolPlace, _ open: () throws(SystemError) -> DirectoryHandle)
+        throws(SpoolError) -> DirectoryHandle
+    {
+        if let known = handles[place] { return known }
+        let handle: DirectoryHandle
+        do throws(SystemError) { handle = try open() } catch { throw SpoolError(error) }
+        handles[place] = handle
+        return handle
     }
 
     /// A folder made if missing (its parent fsynced, so that it survives a
