@@ -27,7 +27,8 @@ struct Breaker {
     mutating func record(_ response: DeliveryResponse, for subscriber: SubscriberName) -> Bool {
         guard let limit = limits[subscriber] else { return false }
         if response.status != 0 {
-            silent[subscriber] = 0
+            // Nothing to reset on a healthy round: no second lookup per answer.
+            if !silent.isEmpty { silent[subscriber] = nil }
             return false
         }
         guard let error = response.error, !error.needsPerson else { return false }
