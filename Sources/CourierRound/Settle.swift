@@ -92,7 +92,7 @@ struct Settler {
         let step = retryStep(request)
         // The time every etag of this answer is kept with, written once.
         var tagTime: String?
-        func settle(_ verdict: ItemVerdict) {
+        func settleItem(_ verdict: ItemVerdict) {
             var line = LedgerLine(
                 time: now, actor: .round(round), subscriber: subscriber.name,
                 key: verdict.item.entry.key.description, event: .sent, answer: LedgerAnswer(column: response.status),
@@ -155,10 +155,10 @@ struct Settler {
             let verdicts = Self.batchVerdicts(
                 request, outcome: outcome, response: response, detail: detail, redactor: redactor)
             summary.batches[subscriber.name.value, default: BatchTally()].items += request.items.count
-            for verdict in verdicts { settle(verdict) }
+            for verdict in verdicts { settleItem(verdict) }
         } else {
             // One item: no array of one verdict per answer.
-            settle(ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail))
+            settleItem(ItemVerdict(item: request.items[0], outcome: outcome, conflict: false, detail: detail))
         }
         summary.subscribers[subscriber.name.value] = tally
         return settled
