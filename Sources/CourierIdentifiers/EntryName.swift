@@ -8,22 +8,21 @@ package struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible
     package static let maximumLength = 128
 
     package init?(_ value: String) {
-        guard Self.problem(with: value) == nil else { return nil }
+        guard Self.spells(value.utf8) else { return nil }
         self.value = value
     }
 
-    /// The id a JSON string literal holds when it is written plainly: its
-    /// bytes between the quotes, every one of the id class. Nil for
-    /// anything else, escapes included, which the caller decodes first.
-    /// Intake reads one per record; this reads it in one pass.
-    package init?(plainLiteral literal: ArraySlice<UInt8>) {
-        let quote = UInt8(ascii: "\"")
-        guard literal.count >= 3, literal.count <= Self.maximumLength + 2, literal.first == quote,
-            literal.last == quote
-        else { return nil }
-        let inner = literal.dropFirst().dropLast()
-        guard inner.first != UInt8(ascii: "."), inner.allSatisfy(NameBytes.isID) else { return nil }
-        value = String(decoding: inner, as: UTF8.self)
+    /// The id these bytes spell, in one pass (intake reads one per record,
+    /// in place in the record's bytes).
+    package init?(bytes: some Collection<UInt8>) {
+        guard Self.spells(bytes) else { return nil }
+        value = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether the bytes are an id; `problem(with:)` says why not.
+    private static func spells(_ bytes: some Collection<UInt8>) -> Bool {
+        !bytes.isEmpty && bytes.count <= maximumLength && bytes.first != UInt8(ascii: ".")
+            && bytes.allSatisfy(NameBytes.isID)
     }
 
     /// Why `value` is not an id, in words for the ledger; nil when it is one.

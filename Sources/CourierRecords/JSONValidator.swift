@@ -218,13 +218,22 @@ package enum JSONValidator {
     /// every escape decoded; nil when it is not a valid string literal.
     package static func decodeString(_ literal: [UInt8]) -> String? { decodeString(literal[...]) }
 
+    /// The bytes between a string literal's quotes when it has no escape:
+    /// its text as written, to read in place. Nil otherwise (decode it).
+    package static func plainContents(_ literal: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        let quote = UInt8(ascii: "\"")
+        guard literal.count >= 2, literal.first == quote, literal.last == quote else { return nil }
+        let inner = literal.dropFirst().dropLast()
+        return inner.contains(UInt8(ascii: "\\")) ? nil : inner
+    }
+
     /// The same for a literal in place in a record's bytes (no copy of it).
     package static func decodeString(_ literal: ArraySlice<UInt8>) -> String? {
+        if let plain = plainContents(literal) { return String(validating: plain, as: UTF8.self) }
         guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else {
             return nil
         }
         let inner = literal.dropFirst().dropLast()
-        guard inner.contains(UInt8(ascii: "\\")) else { return String(validating: inner, as: UTF8.self) }
         var bytes: [UInt8] = []
         var iterator = inner.makeIterator()
         func hex4() -> UInt32? {

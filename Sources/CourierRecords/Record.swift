@@ -152,7 +152,7 @@ struct RecordFields {
 
     func id() throws(RecordProblem) -> RecordID {
         guard let raw = field("id") else { throw .missingField("id") }
-        if let id = RecordID(plainLiteral: raw) { return id }
+        if let plain = JSONValidator.plainContents(raw), let id = RecordID(bytes: plain) { return id }
         guard let text = string(raw) else { throw .badField("id", "must be a string") }
         // Checked once: the problem is asked for only when it is not an id.
         guard let id = RecordID(text) else { throw .badField("id", RecordID.problem(with: text) ?? "is not an id") }
@@ -169,12 +169,14 @@ struct RecordFields {
 
     func time() throws(RecordProblem) -> Timestamp? {
         guard let raw = field("time") else { return nil }
-        let quote = UInt8(ascii: "\""), escape = UInt8(ascii: "\\")
         // A time without escapes (every one courier has seen) is read in
         // place: no string is made of it. The parser takes ASCII only.
-        let plain = raw.count >= 2 && raw.first == quote && raw.last == quote && !raw.contains(escape)
-        let parsed =
-            plain ? Timestamp(rfc3339: raw.dropFirst().dropLast()) : string(raw).flatMap(Timestamp.init(rfc3339:))
+        let parsed: Timestamp?
+        if let plain = JSONValidator.plainContents(raw) {
+            parsed = Timestamp(rfc3339: plain)
+        } else {
+            parsed = string(raw).flatMap(Timestamp.init(rfc3339:))
+        }
         guard let time = parsed else {
             throw .badField("time", "must be an RFC 3339 time such as 2026-11-30T07:00:00Z")
         }
