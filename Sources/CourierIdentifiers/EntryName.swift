@@ -13,8 +13,10 @@ package struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 
     /// The id these bytes spell, in one pass (intake reads one per record,
-    /// in place in the record's bytes).
-    package init?(bytes: some Collection<UInt8>) {
+    /// in place in the record's bytes). A concrete slice, not a generic
+    /// collection: called from another module, a generic one is not
+    /// specialized, and its every byte went through a witness.
+    package init?(bytes: ArraySlice<UInt8>) {
         guard Self.spells(bytes) else { return nil }
         value = String(decoding: bytes, as: UTF8.self)
     }
