@@ -12,8 +12,8 @@ import CourierTransport
 /// even a 503, shows the subscriber is there and starts the count again:
 /// those are for `retry-schedule` to space out.
 struct Breaker {
-    private let limits: [SubscriberName: Int]
-    private var silent: [SubscriberName: Int] = [:]
+    private let limits: SubscriberTable<Int>
+    private var silent = SubscriberTable<Int>()
 
     init(_ settings: BreakerSettings) { limits = settings.limits }
 

@@ -82,7 +82,7 @@ final class DeliveryFeed {
     /// (the pass's check that their subscriber is still sent to); nil:
     /// straight into the feed.
     var arrived: (([DeliveryItem]) -> Void)?
-    private var buffered: [SubscriberName: Queue] = [:]
+    private var buffered = SubscriberTable<Queue>()
     private(set) var done = false
     private(set) var count = 0
     /// Bytes of the claimed items waiting.

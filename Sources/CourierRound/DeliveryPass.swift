@@ -47,7 +47,7 @@ final class DeliveryPass {
     /// it is time to look.
     var onTick: ((() -> PassCounts) -> Void)?
 
-    private var active: [SubscriberName: Int] = [:]
+    private var active = SubscriberTable<Int>()
     private var inFlight: [Int: PendingRequest] = [:]
     private var waiting: [PendingRequest] = []
     private var nextTag = 0

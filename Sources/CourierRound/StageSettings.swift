@@ -147,10 +147,10 @@ struct AttentionRequeueSettings: Sendable {
 /// `[courier]` one; none for `off`.
 struct BreakerSettings: Sendable {
     static let keys: [ConfigKey] = [.courier(.breaker), .subscriber(.breaker)]
-    let limits: [SubscriberName: Int]
+    let limits: SubscriberTable<Int>
 
     init(_ configuration: Configuration) {
-        var limits: [SubscriberName: Int] = [:]
+        var limits = SubscriberTable<Int>()
         for subscriber in configuration.subscribers {
             limits[subscriber.name] = configuration.breakerLimit(for: subscriber)
         }
