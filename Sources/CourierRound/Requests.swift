@@ -55,7 +55,7 @@ struct RequestBuilder {
                 key: item.entry.key.description, body: item.body, subscriber: subscriber, url: subscriber.url,
                 answerCapture: answerCapture)
             if let tag = item.fields.precondition {
-                do { wire.extraHeaders.append(try HTTPHeaderField(name: "If-Match", value: tag)) } catch {
+                do { wire.extraHeaders.append(try HTTPHeaderField(constant: "If-Match", value: tag)) } catch {
                     return .refused("its `etag`/`version` cannot be sent as If-Match: \(error)")
                 }
             }

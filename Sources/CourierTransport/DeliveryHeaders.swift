@@ -69,7 +69,7 @@ package struct DeliveryHeaders {
 
     private static func authorization(_ token: String) -> Result<HeaderLines, HeaderFieldError> {
         do throws(HeaderFieldError) {
-            return .success(HeaderLines([try HTTPHeaderField(name: "Authorization", value: "Bearer \(token)")]))
+            return .success(HeaderLines([try HTTPHeaderField(constant: "Authorization", value: "Bearer \(token)")]))
         } catch {
             return .failure(error)
         }
@@ -83,7 +83,7 @@ package struct DeliveryHeaders {
             ?? Shared(subscriber, common: Self.common(deviceID: deviceID, session: session))
         var lines = Self.contentType
         lines.reserveCapacity(512)
-        lines.append(try HTTPHeaderField(name: "Idempotency-Key", value: key))
+        lines.append(try HTTPHeaderField(constant: "Idempotency-Key", value: key))
         lines.append(try shared.common.get())
         if let bearer = request.bearer {
             lines.append(try Self.authorization(bearer).get())
@@ -95,9 +95,9 @@ package struct DeliveryHeaders {
         if let secret = subscriber.signingSecret {
             let timestamp = now.secondsSinceEpoch
             let signature = WebhookSigner(secret: secret).signature(id: key, timestamp: timestamp, body: request.body)
-            lines.append(try HTTPHeaderField(name: "webhook-id", value: key))
-            lines.append(try HTTPHeaderField(name: "webhook-timestamp", value: String(timestamp)))
-            lines.append(try HTTPHeaderField(name: "webhook-signature", value: signature))
+            lines.append(try HTTPHeaderField(constant: "webhook-id", value: key))
+            lines.append(try HTTPHeaderField(constant: "webhook-timestamp", value: String(timestamp)))
+            lines.append(try HTTPHeaderField(constant: "webhook-signature", value: signature))
         }
         return lines
     }

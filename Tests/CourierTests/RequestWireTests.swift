@@ -178,6 +178,23 @@ import Testing
     }
 
     @Test(
+        "a field a request adds under a constant name is checked as any other: a control byte is refused, a tab kept",
+        arguments: [
+            ("v9", nil), ("a\tb", nil), ("a\r\nX-Injected: 1", UInt8(0x0D)), ("a\nb", 0x0A), ("a\u{0}b", 0x00),
+            ("a\u{7F}", 0x7F), ("ordér", nil),
+        ] as [(String, UInt8?)])
+    func constantNamedFieldsCheckTheirValues(value: String, refused: UInt8?) throws {
+        let general = Result { () throws(HeaderFieldError) in try HTTPHeaderField(name: "If-Match", value: value) }
+        let constant = Result { () throws(HeaderFieldError) in try HTTPHeaderField(constant: "If-Match", value: value) }
+        #expect(general == constant)
+        if let refused {
+            #expect(constant == .failure(.controlByte(name: "If-Match", byte: refused)))
+        } else {
+            #expect(try constant.get().line == "If-Match: \(value)")
+        }
+    }
+
+    @Test(
         "the fields a record's one parse carries to its request are those a second reading of the body finds",
         arguments: [
             #"{"id":"a","kind":"order"}"#,
