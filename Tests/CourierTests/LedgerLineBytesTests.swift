@@ -40,7 +40,10 @@ extension LedgerLineBytesTests {
     @Test("numbers are written as their decimal text, from 0 to the largest, and a negative duration with its sign")
     func numbersAreTheirDecimalText() {
         var times = LedgerTimeText()
-        let values: [Int64] = [0, 7, 9, 10, 99, 100, 101, 999, 1_000, 65_535, 1_234_567_890, .max, -1, -42, .min]
+        let values: [Int64] = [
+            0, 7, 9, 10, 19, 99, 100, 101, 110, 999, 1_000, 1_001, 1_010, 1_100, 9_999, 10_000, 10_001, 65_535,
+            1_234_567_890, .max, -1, -42, .min,
+        ]
         for value in values {
             var line = Self.line(Timestamp(secondsSinceEpoch: 1_796_083_199), key: "k", detail: "")
             line.durationMilliseconds = value
@@ -49,6 +52,20 @@ extension LedgerLineBytesTests {
             var bytes: [UInt8] = []
             line.append(to: &bytes, times: &times, detail: "")
             #expect(String(decoding: bytes, as: UTF8.self) == line.formatted, "\(value)")
+        }
+    }
+}
+
+extension LedgerLineBytesTests {
+    @Test("every event is written as its name, as the formatted line has it")
+    func eventsAreTheirNames() {
+        var times = LedgerTimeText()
+        for event in LedgerEvent.allCases {
+            var line = Self.line(Timestamp(secondsSinceEpoch: 1_796_083_199), key: "k", detail: "d")
+            line.event = event
+            var bytes: [UInt8] = []
+            line.append(to: &bytes, times: &times, detail: "d")
+            #expect(String(decoding: bytes, as: UTF8.self) == line.formatted, "\(event)")
         }
     }
 }
