@@ -409,10 +409,29 @@ final class DeliveryPass {
     /// `queued/` while the feed's stream runs is already counted or
     /// settled by this pass: the stream passes over it.
     private func hand(_ transition: Transition, at now: MonotonicInstant) {
-        for move in transition.moves where move.to == .state(.queued) {
+        passOver(transition.moves[...])
+        commits.add(transition, at: now)
+    }
+
+    /// An answer settled into the next group commit, in place.
+    private func settle(
+        _ request: PendingRequest, _ response: DeliveryResponse, now: Timestamp, stopped: Bool
+    ) -> Settler.Settled {
+        let subscriber = request.subscriber
+        return commits.gather(at: clock()) { transition in
+            let movedBefore = transition.moves.count
+            let settled = settler.settle(
+                request, response, batchSize: wanted(by: subscriber), now: now, stopped: stopped, into: &summary,
+                committing: &transition)
+            passOver(transition.moves[movedBefore...])
+            return settled
+        }
+    }
+
+    private func passOver(_ moves: ArraySlice<Transition.Move>) {
+        for move in moves where move.to == .state(.queued) {
             if let entry = EntryName(fileName: move.newName) { feed.passOver(entry) }
         }
-        commits.add(transition, at: now)
     }
 
     private func launch(_ request: PendingRequest) throws(RoundError) {
@@ -529,9 +548,7 @@ final class DeliveryPass {
             if breaker.record(response, for: subscriber.name) { stop(subscriber, now: now) }
             // Tokens fetched since the last answer are redacted from results too.
             settler.redactor = authorization.redactor
-            let settled = settler.settle(
-                request, response, batchSize: wanted(by: subscriber), now: now,
-                stopped: !admission.isOpen(subscriber.name), into: &summary)
+            let settled = settle(request, response, now: now, stopped: !admission.isOpen(subscriber.name))
             if subscriber.mode == .batch { adjustBatchSize(of: subscriber, after: response, settled) }
             // Retries go out in batches of the size now in force.
             let chunk = max(1, wanted(by: subscriber))
@@ -542,7 +559,6 @@ final class DeliveryPass {
                         subscriber: subscriber, attempt: request.attempt + 1, due: clock() + settled.retryDelay,
                         lastResponse: response))
             }
-            hand(settled.transition, at: clock())
         }
         if let ownLimit { throw .spool(ownLimit) }
     }
@@ -577,9 +593,7 @@ final class DeliveryPass {
             }
             var tried = request
             tried.attempt -= 1
-            let settled = settler.settle(
-                tried, last, batchSize: wanted(by: subscriber), now: now, stopped: true, into: &summary)
-            hand(settled.transition, at: clock())
+            _ = settle(tried, last, now: now, stopped: true)
         }
     }
 }

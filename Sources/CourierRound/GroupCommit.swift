@@ -75,6 +75,15 @@ final class GroupCommit {
         if oldest == nil { oldest = now }
     }
 
+    /// What `body` adds to the next commit, added in place (settling: one
+    /// answer a record, whose lines and moves are not worth a transition
+    /// of their own to copy in).
+    func gather<Result>(at now: MonotonicInstant, _ body: (inout Transition) -> Result) -> Result {
+        let result = body(&gathered)
+        if oldest == nil && !gathered.isEmpty { oldest = now }
+        return result
+    }
+
     /// When the commit must happen at the latest, if anything waits.
     var deadline: MonotonicInstant? { oldest.map { $0 + Self.delay } }
 

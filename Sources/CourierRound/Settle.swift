@@ -58,32 +58,32 @@ struct Settler {
     /// cannot keep deferral stamps, whose failures then need attention.
     let schedules: RetrySchedules
 
+    /// What settling an answer means for the round itself; what it means
+    /// for the spool is added to the next commit's transition.
     struct Settled {
-        /// What the group commit carries out: the lines, the stamps on the
-        /// files in `sending/`, the etags, then the moves out of it. Built
-        /// in place: a round settles one answer per record it sends.
-        var transition = Transition()
         var retry: [DeliveryItem] = []
         var retryDelay: Duration = .zero
         /// A batch that timed out halves the subscriber's batch size.
         var halvedBatchSize: Int?
-
-        mutating func move(_ entry: EntryName, to state: SpoolState) {
-            transition.moves.append(Transition.Move(entry, from: .sending, to: state))
-        }
-
-        mutating func stamp(_ entry: EntryName, _ time: Timestamp) {
-            transition.stamps.append(Transition.Stamp(entry.fileName, in: .state(.sending), to: .exactly(time)))
-        }
     }
 
     /// `stopped`: the breaker has stopped the round's requests to this
-    /// subscriber, so nothing is retried in this round.
+    /// subscriber, so nothing is retried in this round. The lines, the
+    /// stamps on the files in `sending/`, the etags and the moves out of it
+    /// go into `transition`, the group commit's own: a round settles one
+    /// answer per record it sends, and a transition of its own for each,
+    /// copied into the commit's, cost more than building its lines.
     func settle(
         _ request: PendingRequest, _ response: DeliveryResponse, batchSize: Int, now: Timestamp,
-        stopped: Bool = false, into summary: inout RoundSummary
+        stopped: Bool = false, into summary: inout RoundSummary, committing transition: inout Transition
     ) -> Settled {
         var settled = Settled()
+        func move(_ entry: EntryName, to state: SpoolState) {
+            transition.moves.append(Transition.Move(entry, from: .sending, to: state))
+        }
+        func setStamp(_ entry: EntryName, _ time: Timestamp) {
+            transition.stamps.append(Transition.Stamp(entry.fileName, in: .state(.sending), to: .exactly(time)))
+        }
         let subscriber = request.subscriber
         let retryAfter = response.retryAfter.flatMap { RetryAfter.parse($0, now: now) }
         let outcome = DeliveryOutcome.classify(status: response.status, error: response.error, retryAfter: retryAfter)
@@ -100,11 +100,11 @@ struct Settler {
             let retriesHere = mode == .foreground && request.attempt <= backoff.count
             switch verdict.outcome {
             case .delivered:
-                settled.move(verdict.item.entry, to: .sent)
+                move(verdict.item.entry, to: .sent)
                 if verdict.result?.etag != nil {
                     let time = tagTime ?? now.rfc3339
                     tagTime = time
-                    if let tag = keptTag(verdict, rfc3339: time) { settled.transition.tags.append(tag) }
+                    if let tag = keptTag(verdict, rfc3339: time) { transition.tags.append(tag) }
                 }
                 tally.sent += 1
                 summary.sent += 1
@@ -120,8 +120,8 @@ struct Settler {
                     let brief = TransientFailure.brief(reason, answer: line.detail)
                     let steps = schedules.schedule(of: subscriber.name)?.count ?? 0
                     line.detail = Self.deferredDetail(stamp, steps: steps, reason: brief) + line.detail
-                    settled.move(verdict.item.entry, to: .queued)
-                    settled.stamp(verdict.item.entry, stamp.modified)
+                    move(verdict.item.entry, to: .queued)
+                    setStamp(verdict.item.entry, stamp.modified)
                     summary.deferred = (summary.deferred ?? 0) + 1
                 } else {
                     let words: TransientFailure =
@@ -129,7 +129,7 @@ struct Settler {
                         ? .retriesExhausted : mode == .foreground ? .stoppedByBreaker : .triedOnce
                     line.event = .needsAttention
                     line.detail = words.detail(reason: reason, line.detail)
-                    needsAttention(verdict, &settled, &tally, &summary)
+                    needsAttention(verdict, &transition, &tally, &summary)
                 }
             case .needsAttention(let reason):
                 line.event = .needsAttention
@@ -137,14 +137,14 @@ struct Settler {
                 // for them (`TransientFailure`). A batch item's detail is
                 // courier's `name=value` fields already.
                 if verdict.result == nil { line.detail = TransientFailure.refusedDetail(reason: reason, line.detail) }
-                needsAttention(verdict, &settled, &tally, &summary)
+                needsAttention(verdict, &transition, &tally, &summary)
             }
             // A stamp is taken off when an entry leaves the schedule, so that
             // a resend or a backfill starts the schedule again.
             if let stamp = verdict.item.stamp, line.event != .deferred && line.event != .retry {
-                settled.stamp(verdict.item.entry, DeferralStamp.cleared(stamp.modified))
+                setStamp(verdict.item.entry, DeferralStamp.cleared(stamp.modified))
             }
-            settled.transition.lines.append(line)
+            transition.lines.append(line)
         }
         if subscriber.mode == .batch {
             if response.error?.isTimeout == true {
@@ -174,12 +174,12 @@ struct Settler {
     }
 
     private func needsAttention(
-        _ verdict: ItemVerdict, _ settled: inout Settled, _ tally: inout SubscriberTally,
+        _ verdict: ItemVerdict, _ transition: inout Transition, _ tally: inout SubscriberTally,
         _ summary: inout RoundSummary
     ) {
         let subscriber = verdict.item.entry.subscriber.value
         if verdict.conflict { summary.batches[subscriber, default: BatchTally()].conflicts += 1 }
-        settled.move(verdict.item.entry, to: .needsAttention)
+        transition.moves.append(Transition.Move(verdict.item.entry, from: .sending, to: .needsAttention))
         tally.needsAttention += 1
         summary.needsAttention += 1
         summary.attention.append(verdict.item.entry.description)
