@@ -9,8 +9,7 @@ import CourierIdentifiers
 /// words, where a `Dictionary` lookup hashed the name through a witness
 /// each time (about 400 instructions; some 17 lookups a record). A table of
 /// more than `scanLimit` names keeps a hashed index as well, so a spool
-/// with hundreds of subscribers pays a hash, not a scan. The order of the
-/// names is the order they were added; nothing depends on it.
+/// with hundreds of subscribers pays a hash, not a scan.
 ///
 /// Internal to this module on purpose: a generic type called from another
 /// module is not specialized (`@inlinable package` is not inlined across
@@ -32,21 +31,18 @@ struct SubscriberTable<Value> {
 
     var count: Int { names.count }
 
-    /// The names and their values, in the order the names were added.
-    var entries: [(name: SubscriberName, value: Value)] {
-        zip(names, values).compactMap { name, value in value.map { (name, $0) } }
-    }
-
     subscript(name: SubscriberName) -> Value? {
         get { position(of: name).flatMap { values[$0] } }
         _modify {
+            // However the access ends (a throw aborts it), a value set to
+            // nil takes its name away, and a new one is added.
             if let at = position(of: name) {
+                defer { if values[at] == nil { remove(at: at) } }
                 yield &values[at]
-                if values[at] == nil { remove(at: at) }
             } else {
                 var added: Value?
+                defer { if let added { _ = append(name, added) } }
                 yield &added
-                if let added { _ = append(name, added) }
             }
         }
     }

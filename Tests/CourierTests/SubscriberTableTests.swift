@@ -47,7 +47,6 @@ import Testing
             #expect(table[name] == model[name])
             #expect(table[name, default: [-1]] == model[name, default: [-1]])
         }
-        #expect(Dictionary(uniqueKeysWithValues: table.entries.map { ($0.name, $0.value) }) == model)
     }
 
     @Test func aValueTakenOutInPlaceAndSetToNilRemovesItsName() throws {
@@ -58,10 +57,36 @@ import Testing
         if table[one] != nil { table[one] = nil }
         #expect(table[one] == nil)
         #expect(table.count == 1)
-        #expect(table.entries.map(\.name) == [two])
+        #expect(table[two] == 2)
         #expect(table.isEmpty == false)
         table.removeValue(forKey: two)
         #expect(table.isEmpty)
+    }
+}
+
+extension SubscriberTableTests {
+    struct Stop: Error {}
+
+    static func set(_ value: inout Int?, to new: Int?) throws {
+        value = new
+        throw Stop()
+    }
+
+    @Test("a change cut short by a throw leaves the table as it leaves a dictionary: the value as set")
+    func aChangeCutShortByAThrowIsKept() throws {
+        let one = try Self.name(1), three = try Self.name(3), four = try Self.name(4)
+        var table = SubscriberTable<Int>()
+        var model: [SubscriberName: Int] = [:]
+        table[one] = 1
+        model[one] = 1
+        table[four] = 4
+        model[four] = 4
+        for (name, new) in [(one, nil), (three, 3), (four, 40)] as [(SubscriberName, Int?)] {
+            #expect(throws: Stop.self) { try Self.set(&table[name], to: new) }
+            #expect(throws: Stop.self) { try Self.set(&model[name], to: new) }
+            #expect(table[name] == model[name])
+        }
+        #expect(table.count == model.count)
     }
 }
 
