@@ -30,6 +30,18 @@ CACHE_MIB = 8
 BLOCK = 4096
 # An occurrence no workload reaches: the counting run's fault never fires.
 NEVER = 1_000_000_000
+# The sweep's work folder, before tempfile's random part (letters, digits
+# and "_"). No hyphen: "-" and a random part that began with "o" made a
+# config path LazyFS does not read (`lazyfs_reads`).
+WORK_PREFIX = "courier_powerloss_"
+
+
+def lazyfs_reads(config: Path) -> bool:
+    """Whether LazyFS takes `config` as its `--config-path`. This revision
+    looks for "-o", in any case, in the argument after `--config-path`
+    (`strcasestr(argv[i + 1], "-o")` in main.cpp), takes it for an option
+    when it finds one, and loads `config/default.toml` instead."""
+    return "-o" not in str(config).lower()
 
 
 class Teardown:
@@ -199,6 +211,10 @@ crash=true
     def start(self, occurrence: int, log_operations: bool = False) -> None:
         self.log.unlink(missing_ok=True)
         config = self._config(occurrence, log_operations)
+        if not lazyfs_reads(config):
+            raise RuntimeError(
+                f"LazyFS would load config/default.toml, not {config}: it takes a --config-path holding '-o' "
+                "for an option; run from a folder whose path has no '-o'")
         output = open(self.work / "lazyfs.out", "wb")
         self.process = subprocess.Popen(
             [self.binary, str(self.mountpoint), "--config-path", str(config), "-o", "allow_other",

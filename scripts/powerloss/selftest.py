@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import crashdisk
 import rules
 from spoolstate import STATES, Snapshot
 from workloads import Intake
@@ -144,6 +145,14 @@ def main() -> int:
     case("a round that returned 0 with its entries not in sent/", {"durable", "delivered", "second-round"},
          files=waiting, completed=[1])
     case("a leftover in tmp/", {"second-round"}, files={**base_files, "tmp/20261201T000000Z.999999_1.x": b"x"})
+    # LazyFS itself: a work folder the sweep makes, whatever its random part
+    # begins with, must hold no "-o", or LazyFS reads its own default config
+    # instead of the sweep's (two CI runs failed so, 2026-12-03).
+    for parent in ("/dev/shm", tempfile.gettempdir()):
+        for first in "abcdefghijklmnopqrstuvwxyz0123456789_":
+            config = Path(parent) / f"{crashdisk.WORK_PREFIX}{first}xaw1qs" / "lazyfs.toml"
+            if not crashdisk.lazyfs_reads(config):
+                failures.append(f"LazyFS would not read its config at {config}")
     if failures:
         print("powerloss self-test FAILED:\n  " + "\n  ".join(failures))
         return 1

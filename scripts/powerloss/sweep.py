@@ -28,7 +28,7 @@ from pathlib import Path
 
 import rules
 from courier import TIMEOUT, Courier
-from crashdisk import BLOCK, CACHE_MIB, NEVER, LazyFS, Mount, MountFailed, Teardown, copy_sparse, make_image, wait_any
+from crashdisk import BLOCK, CACHE_MIB, NEVER, WORK_PREFIX, LazyFS, Mount, MountFailed, Teardown, copy_sparse, make_image, wait_any
 from receivers import Receivers
 from recovery import Recovery
 from spoolstate import Snapshot
@@ -348,7 +348,7 @@ def main() -> int:
     unknown = [name for name in args.workloads.split(",") if name not in BY_NAME]
     if unknown:
         parser.error(f"unknown workload {', '.join(unknown)} (there are {', '.join(BY_NAME)})")
-    work = Path(tempfile.mkdtemp(prefix="courier-powerloss-", dir=scratch()))
+    work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=scratch()))
     kept = Path(tempfile.mkdtemp(prefix="courier-powerloss-kept-", dir="/tmp")) if args.keep else None
     teardown = Teardown()
 
