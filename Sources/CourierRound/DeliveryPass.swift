@@ -73,7 +73,11 @@ final class DeliveryPass {
         self.session = session
         self.log = log
         let spool = session.spool
-        intake = IntakeSession(intake: Intake(session: session, settings: stages.intake, round: round))
+        let taking = Intake(session: session, settings: stages.intake, round: round)
+        // Before the commit thread starts: grown later, the table waits
+        // for an RCU grace period at each doubling.
+        DescriptorTable.reserve(taking.descriptorsAtMost)
+        intake = IntakeSession(intake: taking)
         commits = GroupCommit(session: session, log: log)
         feed = try DeliveryFeed(spool: spool, intake: intake, commits: commits)
         claimer = Claimer(session: session, settings: stages.claim, round: round, log: log)

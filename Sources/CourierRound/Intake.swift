@@ -80,8 +80,16 @@ package struct Intake {
 
     static func groupSizeBehindCommit(openFileLimit: Int?, connections: Int = 0) -> Int {
         guard let openFileLimit else { return 1024 }
-        return min(1024, max(groupSize, (openFileLimit - 256 - connections) / 3))
+        return min(1024, max(groupSize, (openFileLimit - otherDescriptors - connections) / 3))
     }
+
+    /// Descriptors beside the dropped files and the connections: folders,
+    /// the ledger, libcurl's own.
+    static let otherDescriptors = 256
+
+    /// The descriptors a pass may have open at once: three groups' dropped
+    /// files, a connection for each slot, and the rest.
+    var descriptorsAtMost: Int { 3 * groupSizeBehindCommit + settings.connections + Self.otherDescriptors }
 
     static let groupBytes = 4 << 20
 
