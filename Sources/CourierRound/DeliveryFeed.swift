@@ -24,51 +24,23 @@ final class DeliveryFeed {
         }
     }
 
-    /// One subscriber's items in arrival order. Taken from the front by
-    /// index, in place: `removeFirst` on a copy of the array cost a copy of
-    /// up to `limit` items per take. What was taken is dropped once it is
-    /// half the array: a queue that the pass keeps topped up never empties,
-    /// and would keep every item it ever held.
-    struct Queue {
-        private var items: [Item] = []
-        private var head = 0
-        var count: Int { items.count - head }
-        /// Items held, taken ones not yet dropped included.
-        var stored: Int { items.count }
-
-        mutating func append(_ item: Item) { items.append(item) }
-
-        mutating func take() -> Item? {
-            guard head < items.count else { return nil }
-            let item = items[head]
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 64 && head * 2 >= items.count {
-                items.removeFirst(head)
-                head = 0
-            }
-            return item
-        }
-
-        func peek() -> Item? { head < items.count ? items[head] : nil }
-
-        /// The items not taken, in order.
-        var waiting: [Item] { Array(items[head...]) }
-
-        /// Back at the front, as the next to take.
-        mutating func putFront(_ item: Item) {
-            if head > 0 {
-                head -= 1
-                items[head] = item
-            } else {
-                items.insert(item, at: 0)
-            }
-        }
-    }
+    /// One subscriber's items in arrival order.
+    typealias Queue = FrontQueue<Item>
 
     private let stream: DirectoryStream
+    /// Names taken from the stream ahead of their turn (`readAhead`), in
+    /// the stream's order, with what the listing said of each; dropped
+    /// files among them opened and parsed already.
+    private var ahead = FrontQueue<Ahead>()
+    private var streamEnded = false
+    private var filesAhead = 0
+    private var bytesAhead = 0
+
+    private struct Ahead {
+        let name: FileName
+        let kind: FileStatus.Kind?
+        let read: Intake.ReadAhead?
+    }
     private let intake: IntakeSession?
     /// Where intake groups are committed, on the commit thread; nil: here.
     private let commits: GroupCommit?
@@ -179,14 +151,13 @@ final class DeliveryFeed {
         while !done && !isSaturated && intakeGroupsOut < Self.intakeGroupsAhead && intake?.holdIsDone != true
             && (hungry() || intake?.hasPending == true)
         {
-            let name: FileName?
-            do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
-            guard let name else {
+            guard let next = try nextName() else {
                 done = true
                 break
             }
+            let name = next.name
             guard let entry = EntryName(fileName: name) else {
-                try takeIn(name, sendNow: sendNow)
+                try takeIn(name, kind: next.kind, readAhead: next.read, sendNow: sendNow)
                 continue
             }
             if !madeByPass.isEmpty, madeByPass.remove(entry.fileName.hashValue) != nil { continue }
@@ -200,15 +171,62 @@ final class DeliveryFeed {
         if intake?.hasPending == true { try commitIntake(sendNow: sendNow) }
     }
 
+    /// Takes names from the stream ahead of their turn while the session
+    /// is busy with a commit (nothing here uses it): dropped files among
+    /// them are opened, read and parsed, so that once the commit is done
+    /// `fill` has only to decide on them. Bounded by what intake allows
+    /// (`IntakeSession.mayReadAhead`) and by one group's count in names.
+    func readAhead() throws(RoundError) {
+        guard let intake else { return }
+        while !streamEnded && ahead.count < intake.groupSizeBehindCommit
+            && intake.mayReadAhead(files: filesAhead, bytes: bytesAhead)
+        {
+            let name: FileName?
+            do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
+            guard let name else {
+                streamEnded = true
+                return
+            }
+            let kind = stream.lastKind
+            let read = EntryName(fileName: name) == nil ? intake.readAhead(name, kind: kind) : nil
+            if let read {
+                filesAhead += 1
+                bytesAhead += read.record.bytes.count
+            }
+            ahead.append(Ahead(name: name, kind: kind, read: read))
+        }
+    }
+
+    /// The next name: one read ahead, or the stream's.
+    private func nextName() throws(RoundError) -> Ahead? {
+        if let next = ahead.take() {
+            if let read = next.read {
+                filesAhead -= 1
+                bytesAhead -= read.record.bytes.count
+            }
+            return next
+        }
+        guard !streamEnded else { return nil }
+        let name: FileName?
+        do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }
+        guard let name else {
+            streamEnded = true
+            return nil
+        }
+        return Ahead(name: name, kind: stream.lastKind, read: nil)
+    }
+
     /// An entry the pass puts (back) in `queued/`, already counted or
     /// settled: the stream, if it returns it, passes over it.
     func passOver(_ entry: EntryName) {
         if !done { madeByPass.insert(entry.fileName.hashValue) }
     }
 
-    private func takeIn(_ name: FileName, sendNow: (EntryName) -> Bool) throws(RoundError) {
+    private func takeIn(
+        _ name: FileName, kind: FileStatus.Kind?, readAhead: Intake.ReadAhead?, sendNow: (EntryName) -> Bool
+    ) throws(RoundError) {
         guard let intake else { return }
-        do { try intake.offer(name, kind: stream.lastKind) } catch { throw .spool(error) }
+        do { try intake.offer(name, kind: kind, readAhead: readAhead) } catch { throw .spool(error) }
         if intake.isFull(behindCommit: commits?.isBusy == true) { try commitIntake(sendNow: sendNow) }
     }
 

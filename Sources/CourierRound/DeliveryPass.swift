@@ -159,7 +159,10 @@ final class DeliveryPass {
                 // it), and its entries are in the feed: nothing is in flight
                 // to answer, so they start now.
                 if groupsOut > 0 {
-                    if feed.intakeGroupsOut == groupsOut { try commits.waitForRunning() }
+                    if feed.intakeGroupsOut == groupsOut {
+                        try feed.readAhead()
+                        try commits.waitForRunning()
+                    }
                     continue
                 }
             }
@@ -226,10 +229,12 @@ final class DeliveryPass {
                 admit: admission.admit, sendNow: sendsNow)
         }
         // With requests in flight the loop has answers to see to: it reads
-        // when no commit holds the session, and waits for none.
+        // when no commit holds the session, and waits for none. While one
+        // does, it reads dropped files ahead, for when it is done.
         if !inFlight.isEmpty {
-            _ = try commits.exclusiveIfFree(read)
+            if try !commits.exclusiveIfFree(read) { try feed.readAhead() }
         } else {
+            if commits.isBusy { try feed.readAhead() }
             try commits.exclusive(read)
         }
     }

@@ -150,16 +150,47 @@ package struct Intake {
         return session.report
     }
 
+    /// A dropped file opened, read and parsed ahead of its turn
+    /// (`readAhead`), while the session was busy with a commit.
+    struct ReadAhead {
+        let file: FileDescriptor
+        let opened: FileStatus
+        let record: Record
+    }
+
+    /// The part of intake that needs nothing but the file: it is opened,
+    /// checked, read and parsed, as `read` does, and may be done while a
+    /// commit holds the session. Only the common case: a regular file of
+    /// one name, within the size limit, that parses. For anything else
+    /// (and on any error) nil, and `take` sees to the file in its turn, as
+    /// if it had not been read ahead.
+    func readAhead(_ name: FileName, kind: FileStatus.Kind?) -> ReadAhead? {
+        guard kind == .regular,
+            let (read, file, opened) = try? spool.openChecked(name, in: .queued, limit: settings.maxRecordSize),
+            case .read(let bytes) = read, let file, let opened,
+            case .success(let record) = Record.parse(bytes, maximumSize: settings.maxRecordSize)
+        else { return nil }
+        return ReadAhead(file: file, opened: opened, record: record)
+    }
+
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
     /// `planned`: the entries of the group this file joins; `committing`:
-    /// those of groups handed to a commit that has not finished.
+    /// those of groups handed to a commit that has not finished. `ahead`:
+    /// the file as `readAhead` read it, if it did.
     func take(
-        _ name: FileName, kind: FileStatus.Kind?, planned: inout [EntryName: [UInt8]],
-        committing: [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
+        _ name: FileName, kind: FileStatus.Kind?, readAhead ahead: ReadAhead? = nil,
+        planned: inout [EntryName: [UInt8]], committing: [EntryName: [UInt8]], lookup: inout EntryLookup,
+        into report: inout IntakeReport
     )
         throws(SpoolError) -> Accepted?
     {
-        guard let (record, file, readAs) = try read(name, kind: kind, into: &report) else { return nil }
+        let taken: (Record, FileDescriptor, FileStatus?)?
+        if let ahead {
+            taken = (ahead.record, ahead.file, ahead.opened)
+        } else {
+            taken = try read(name, kind: kind, into: &report)
+        }
+        guard let (record, file, readAs) = taken else { return nil }
         switch SubscriberChoice.of(record, among: settings.subscribers) {
         case .chosen(let subscribers):
             return try plan(

@@ -61,10 +61,30 @@ final class IntakeSession {
             || groupBytes >= Intake.groupBytes
     }
 
+    /// A dropped file read ahead of its turn, for `offer` (`Intake.readAhead`).
+    func readAhead(_ name: FileName, kind: FileStatus.Kind?) -> Intake.ReadAhead? {
+        intake.readAhead(name, kind: kind)
+    }
+
+    /// Whether one more dropped file may be read ahead, beside `files`
+    /// files of `bytes` read ahead already: the group filling now and what
+    /// was read ahead stay within one group behind a commit, in files (each
+    /// is open until its commit, and the open-file limit sized three
+    /// groups) and in bytes. Only where this process is the spool's one
+    /// worker: read ahead on a shared spool, a file another worker took in
+    /// meanwhile would count as a duplicate of its own entries.
+    func mayReadAhead(files: Int, bytes: Int) -> Bool {
+        intake.spool.worker == nil && group.count + files < groupSizeBehindCommit
+            && groupBytes + bytes < Intake.groupBytes
+    }
+
     /// Validates one dropped file: flagged, left to settle, kept as a route,
     /// or added to the group.
-    /// `kind`: what the directory listing said it is, if it did.
-    func offer(_ name: FileName, kind: FileStatus.Kind?) throws(SpoolError) {
+    /// `kind`: what the directory listing said it is, if it did; `ahead`:
+    /// the file as read ahead, if it was.
+    func offer(_ name: FileName, kind: FileStatus.Kind?, readAhead ahead: Intake.ReadAhead? = nil)
+        throws(SpoolError)
+    {
         if serial == nil {
             beforeSerialLock()
             // No group of this session waits for its commit: the hold
@@ -76,7 +96,8 @@ final class IntakeSession {
         }
         guard
             let accepted = try intake.take(
-                name, kind: kind, planned: &planned, committing: committing, lookup: &lookup, into: &report)
+                name, kind: kind, readAhead: ahead, planned: &planned, committing: committing, lookup: &lookup,
+                into: &report)
         else {
             if group.isEmpty { unlock() }
             return

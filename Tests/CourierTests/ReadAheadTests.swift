@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import CourierConfig
+@testable import CourierIdentifiers
+@testable import CourierPosix
+@testable import CourierRound
+@testable import CourierSpool
+
+/// Dropped files read ahead while a commit holds the session
+/// (`DeliveryFeed.readAhead`): opened, read and parsed, nothing decided and
+/// nothing changed until the pass takes them in, then taken in from what
+/// was read, with the checks a file read in its turn has.
+@Suite struct ReadAheadTests {
+    static func intake(_ session: SpoolSession, _ spool: TemporarySpool) -> IntakeSession {
+        IntakeSession(
+            intake: Intake(
+                session: session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())))
+    }
+
+    static func fill(_ feed: DeliveryFeed) throws {
+        try feed.fill(while: { true }, isConfigured: { _ in true }, unconfigured: { _ in })
+    }
+
+    @Test(
+        "files read ahead change nothing in the spool, and are taken in from the bytes read, one removed meanwhile too")
+    func readingAheadChangesNothingUntilTheyAreTakenIn() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        for index in 0..<300 { try spool.dropRecord(id: "r\(index)") }
+        let intake = Self.intake(spool.session, spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
+        var arrived: [String] = []
+        feed.arrived = { arrived += $0.map(\.entry.key.description) }
+
+        try feed.readAhead()
+        #expect(try spool.names(in: .queued).count == 300)
+        #expect(try spool.names(in: .sending).isEmpty)
+        #expect(try spool.ledger().isEmpty)
+        // A person's `rm` after the read: the record was read, and is not
+        // lost (as for a file moved away between intake's read and commit).
+        #expect(unlink(spool.path + "/queued/r7.json") == 0)
+
+        try Self.fill(feed)
+        try commits.finish()
+        #expect(arrived.count == 300 && Set(arrived).count == 300)
+        #expect(try spool.names(in: .sending).count == 300)
+        #expect(try spool.names(in: .queued).isEmpty)
+        #expect(try spool.ledger().filter { $0.event == .accepted }.count == 300)
+        let kept = try [UInt8](Data(contentsOf: URL(fileURLWithPath: spool.path + "/sending/r7@alpha.json")))
+        #expect(String(decoding: kept, as: UTF8.self).contains(#""id":"r7""#))
+    }
+
+    @Test(
+        "a file written into in place after it was read ahead stays for the next intake; its entry holds the bytes read"
+    )
+    func aFileRewrittenAfterItsReadStays() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        try spool.drop(#"{"id":"w","kind":"sleep"}"#, as: "w.json")
+        let intake = Self.intake(spool.session, spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
+
+        try feed.readAhead()
+        // The same inode, other bytes and another size, a later time.
+        let rewritten = #"{"id":"w","kind":"sleep","n":2}"#
+        let fd = open(spool.path + "/queued/w.json", O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        #expect(write(fd, rewritten, rewritten.utf8.count) == rewritten.utf8.count)
+        close(fd)
+
+        try Self.fill(feed)
+        try commits.finish()
+        let entry = try String(contentsOfFile: spool.path + "/sending/w@alpha.json", encoding: .utf8)
+        #expect(entry == #"{"id":"w","kind":"sleep"}"#)
+        #expect(try String(contentsOfFile: spool.path + "/queued/w.json", encoding: .utf8) == rewritten)
+    }
+
+    @Test("what is read ahead stays within one group behind a commit, beside the group filling")
+    func readingAheadIsBounded() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let intake = Self.intake(spool.session, spool)
+        let limit = intake.groupSizeBehindCommit
+        #expect(intake.mayReadAhead(files: limit - 1, bytes: 0))
+        #expect(!intake.mayReadAhead(files: limit, bytes: 0))
+        #expect(!intake.mayReadAhead(files: 0, bytes: Intake.groupBytes))
+        try spool.drop(#"{"id":"g","kind":"sleep"}"#, as: "g.json")
+        try intake.offer(FileName("g.json"), kind: nil)
+        #expect(!intake.mayReadAhead(files: limit - 1, bytes: 0))
+    }
+
+    @Test("on a spool shared by workers nothing is read ahead: a file another worker took would look like a duplicate")
+    func aSharedSpoolReadsNothingAhead() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        try spool.dropRecord(id: "s")
+        let worker = try SpoolSession(path: spool.path, worker: WorkerID("w1"))
+        let intake = Self.intake(worker, spool)
+        #expect(!intake.mayReadAhead(files: 0, bytes: 0))
+        let feed = try DeliveryFeed(
+            spool: worker.spool, intake: intake, commits: GroupCommit(session: worker, log: .silent))
+        try feed.readAhead()
+        #expect(try spool.names(in: .queued) == ["s.json"])
+    }
+}
