@@ -179,7 +179,7 @@ final class DeliveryFeed {
     func readAhead() throws(RoundError) {
         guard let intake else { return }
         while !streamEnded && ahead.count < intake.groupSizeBehindCommit
-            && intake.mayReadAhead(files: filesAhead, bytes: bytesAhead)
+            && intake.mayReadAhead(files: filesAhead, bytes: bytesAhead, groupsOut: intakeGroupsOut)
         {
             let name: FileName?
             do { name = try stream.next() } catch { throw .spool(SpoolError(error)) }

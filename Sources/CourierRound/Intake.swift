@@ -46,7 +46,8 @@ package struct Intake {
 
     var spool: Spool { session.spool }
 
-    init(session: SpoolSession, settings: IntakeSettings, round: RoundID) {
+    /// `openFileLimit`: the process's, as it found it; tests name another.
+    init(session: SpoolSession, settings: IntakeSettings, round: RoundID, openFileLimit: Int? = Intake.openFileLimit) {
         self.session = session
         self.settings = settings
         self.round = round
@@ -55,8 +56,10 @@ package struct Intake {
         // against the other workers.
         groupSizeBehindCommit =
             session.spool.syncfsReachesDisk
-            ? Self.groupSizeBehindCommit(openFileLimit: Self.openFileLimit, connections: settings.connections)
+            ? Self.groupSizeBehindCommit(openFileLimit: openFileLimit, connections: settings.connections)
             : Self.groupSize
+        droppedFilesAtMost = Self.droppedFilesAtMost(
+            openFileLimit: openFileLimit, connections: settings.connections, groupSize: groupSizeBehindCommit)
     }
 
     /// Dropped files committed together: one ledger fsync and one directory
@@ -87,9 +90,21 @@ package struct Intake {
     /// the ledger, libcurl's own.
     static let otherDescriptors = 256
 
-    /// The descriptors a pass may have open at once: three groups' dropped
-    /// files, a connection for each slot, and the rest.
-    var descriptorsAtMost: Int { 3 * groupSizeBehindCommit + settings.connections + Self.otherDescriptors }
+    /// Dropped files a pass may hold open at once: the groups handed to
+    /// commits, the group filling and what is read ahead. Three groups where
+    /// the open-file limit has room for them; less where `groupSize`'s floor
+    /// made the groups bigger than the limit's third (a limit of 700 and
+    /// groups of 256), and then reading ahead is what gives way.
+    let droppedFilesAtMost: Int
+
+    static func droppedFilesAtMost(openFileLimit: Int?, connections: Int, groupSize: Int) -> Int {
+        guard let openFileLimit else { return 3 * groupSize }
+        return max(0, min(3 * groupSize, openFileLimit - otherDescriptors - connections))
+    }
+
+    /// The descriptors a pass may have open at once: its dropped files, a
+    /// connection for each slot, and the rest.
+    var descriptorsAtMost: Int { droppedFilesAtMost + settings.connections + Self.otherDescriptors }
 
     static let groupBytes = 4 << 20
 

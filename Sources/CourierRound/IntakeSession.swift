@@ -67,14 +67,18 @@ final class IntakeSession {
     }
 
     /// Whether one more dropped file may be read ahead, beside `files`
-    /// files of `bytes` read ahead already: the group filling now and what
-    /// was read ahead stay within one group behind a commit, in files (each
-    /// is open until its commit, and the open-file limit sized three
-    /// groups) and in bytes. Only where this process is the spool's one
-    /// worker: read ahead on a shared spool, a file another worker took in
-    /// meanwhile would count as a duplicate of its own entries.
-    func mayReadAhead(files: Int, bytes: Int) -> Bool {
+    /// files of `bytes` read ahead already and `groupsOut` groups handed to
+    /// commits: the group filling now and what was read ahead stay within
+    /// one group behind a commit, in files and in bytes, and every dropped
+    /// file open (each until its commit, a group handed counted as full)
+    /// within what the open-file limit leaves for them
+    /// (`Intake.droppedFilesAtMost`). Only where this process is the
+    /// spool's one worker: read ahead on a shared spool, a file another
+    /// worker took in meanwhile would count as a duplicate of its own
+    /// entries.
+    func mayReadAhead(files: Int, bytes: Int, groupsOut: Int) -> Bool {
         intake.spool.worker == nil && group.count + files < groupSizeBehindCommit
+            && groupsOut * groupSizeBehindCommit + group.count + files < intake.droppedFilesAtMost
             && groupBytes + bytes < Intake.groupBytes
     }
 

@@ -21,17 +21,23 @@ import Testing
         #expect(after <= max(before, limit.nextPowerOfTwo))
     }
 
-    @Test("what a pass may hold open stays within the open-file limit that sized its groups")
-    func aPassReservesWithinTheLimit() throws {
+    @Test(
+        "what a pass may hold open stays within the open-file limit, even where groups of 256 are more than its third",
+        arguments: [700, 1_100, 1_500, 20_000])
+    func aPassReservesWithinTheLimit(limit: Int) throws {
         let spool = try TemporarySpool(subscribers: [
             TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/", concurrency: 16)
         ])
         let intake = Intake(
-            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()))
-        let expected = 3 * intake.groupSizeBehindCommit + 16 + Intake.otherDescriptors
-        #expect(intake.descriptorsAtMost == expected)
-        if let limit = OpenFileLimit.current, limit >= 3 * Intake.groupSize + 16 + Intake.otherDescriptors {
-            #expect(intake.descriptorsAtMost <= limit)
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()),
+            openFileLimit: limit)
+        #expect(intake.descriptorsAtMost <= limit)
+        #expect(intake.droppedFilesAtMost <= 3 * intake.groupSizeBehindCommit)
+        // Room for three whole groups is taken whole.
+        if limit >= 3 * intake.groupSizeBehindCommit + 16 + Intake.otherDescriptors {
+            #expect(intake.droppedFilesAtMost == 3 * intake.groupSizeBehindCommit)
+        } else {
+            #expect(intake.descriptorsAtMost == limit)
         }
     }
 }

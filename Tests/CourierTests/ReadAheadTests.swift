@@ -82,12 +82,30 @@ import Testing
         let spool = try TemporarySpool.withUnreachableAlpha()
         let intake = Self.intake(spool.session, spool)
         let limit = intake.groupSizeBehindCommit
-        #expect(intake.mayReadAhead(files: limit - 1, bytes: 0))
-        #expect(!intake.mayReadAhead(files: limit, bytes: 0))
-        #expect(!intake.mayReadAhead(files: 0, bytes: Intake.groupBytes))
+        #expect(intake.mayReadAhead(files: limit - 1, bytes: 0, groupsOut: 0))
+        #expect(!intake.mayReadAhead(files: limit, bytes: 0, groupsOut: 0))
+        #expect(!intake.mayReadAhead(files: 0, bytes: Intake.groupBytes, groupsOut: 0))
         try spool.drop(#"{"id":"g","kind":"sleep"}"#, as: "g.json")
         try intake.offer(FileName("g.json"), kind: nil)
-        #expect(!intake.mayReadAhead(files: limit - 1, bytes: 0))
+        #expect(!intake.mayReadAhead(files: limit - 1, bytes: 0, groupsOut: 0))
+    }
+
+    @Test(
+        "at an open-file limit of 700, groups out leave what is read ahead only the descriptors they do not hold")
+    func readingAheadGivesWayToGroupsOut() throws {
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/", concurrency: 16)
+        ])
+        let intake = IntakeSession(
+            intake: Intake(
+                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()),
+                openFileLimit: 700))
+        // Groups of 256 (the floor), and 700 - 256 - 16 = 428 for dropped files.
+        #expect(intake.groupSizeBehindCommit == Intake.groupSize)
+        #expect(intake.mayReadAhead(files: 0, bytes: 0, groupsOut: 0))
+        #expect(intake.mayReadAhead(files: 428 - 256 - 1, bytes: 0, groupsOut: 1))
+        #expect(!intake.mayReadAhead(files: 428 - 256, bytes: 0, groupsOut: 1))
+        #expect(!intake.mayReadAhead(files: 0, bytes: 0, groupsOut: 2))
     }
 
     @Test("on a spool shared by workers nothing is read ahead: a file another worker took would look like a duplicate")
@@ -96,7 +114,7 @@ import Testing
         try spool.dropRecord(id: "s")
         let worker = try SpoolSession(path: spool.path, worker: WorkerID("w1"))
         let intake = Self.intake(worker, spool)
-        #expect(!intake.mayReadAhead(files: 0, bytes: 0))
+        #expect(!intake.mayReadAhead(files: 0, bytes: 0, groupsOut: 0))
         let feed = try DeliveryFeed(
             spool: worker.spool, intake: intake, commits: GroupCommit(session: worker, log: .silent))
         try feed.readAhead()

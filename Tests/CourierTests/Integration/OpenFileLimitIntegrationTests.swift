@@ -41,4 +41,39 @@ import Testing
         let sent = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/spool/sent")
         #expect(sent.count == records)
     }
+
+    /// At 700, groups are 256 (their floor), more than a third of what the
+    /// limit leaves: three groups and the connections did not fit, and
+    /// reading ahead while two groups were out used the last descriptors
+    /// (the ledger's open on the commit thread failed; 0 of 4 rounds sent
+    /// everything before the fix, 4 of 4 before reading ahead).
+    @Test(
+        "a round at an open-file limit of 700 sends every record: what is read ahead gives way to groups out",
+        arguments: 0..<3)
+    func aRoundAtSevenHundredOpenFilesSendsEveryRecord(attempt: Int) throws {
+        let server = try LoopbackServer(status: 201)
+        let directory = TemporaryDirectory("nofile700")
+        try directory.write(
+            """
+            [courier]
+            spool = spool
+            settle = 0s
+            [subscriber alpha]
+            url = \(server.url)
+            """, to: "courier.conf")
+        let binary = try CourierBinary.locate()
+        let config = directory.path + "/courier.conf"
+        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let records = 1500
+        for index in 0..<records {
+            try #"{"id":"n-\#(index)","kind":"sleep","data":{"n":\#(index)}}"#.write(
+                toFile: directory.path + "/spool/queued/n-\(index).json", atomically: false, encoding: .utf8)
+        }
+        let limited = try Shell.run([
+            "sh", "-c", "ulimit -n 700 && exec \"$0\" --config \"$1\" run", binary.path, config,
+        ])
+        #expect(limited.status == 0, "\(limited.output)")
+        let sent = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/spool/sent")
+        #expect(sent.count == records)
+    }
 }
