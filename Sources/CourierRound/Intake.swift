@@ -215,7 +215,7 @@ package struct Intake {
             try keepRoute(record, for: workout, from: name, readAs: readAs, report: &report)
             return nil
         case .refused(let reason):
-            try flag(name, reason: reason, report: &report)
+            try flag(name, reason: reason, readAs: readAs, report: &report)
             return nil
         }
     }
@@ -270,7 +270,7 @@ package struct Intake {
             report.settling += 1
             return nil
         case .failure(let problem):
-            try flag(name, reason: problem.description, report: &report)
+            try flag(name, reason: problem.description, readAs: opened, report: &report)
             return nil
         }
     }
@@ -327,7 +327,7 @@ package struct Intake {
                     name,
                     reason: "id \(record.id) is already used by \(existing.place) with a different body; "
                         + "give the record a new id, or use `courier copy` for a deliberate duplicate",
-                    report: &report)
+                    readAs: readAs, report: &report)
                 return nil
             }
             duplicates.append((entry, existing.state ?? .queued))
@@ -355,12 +355,26 @@ package struct Intake {
         }
     }
 
-    /// Flags a dropped file (`Transition.flag`) and counts it.
-    private func flag(_ name: FileName, reason: String, report: inout IntakeReport) throws(SpoolError) {
+    /// Flags a dropped file (`Transition.flag`) and counts it. `readAs`:
+    /// the file as read, when the reason is in its bytes (a conflict, a kind
+    /// nobody takes): a file renamed over the name or written into since is
+    /// not what was judged, and is left for the next intake. It is looked at
+    /// before the ledger line as well as at the move, so that the line
+    /// names the file read (the file may have been read ahead, a whole
+    /// commit earlier).
+    private func flag(_ name: FileName, reason: String, readAs: FileStatus? = nil, report: inout IntakeReport)
+        throws(SpoolError)
+    {
+        if let readAs {
+            let now: FileStatus?
+            do { now = try spool.directory(.queued).status(of: name) } catch { throw SpoolError(error) }
+            guard let now, now.isSameVersion(as: readAs) else { return }
+        }
         let now = Timestamp.now()
         let safe = try FlaggedName.make(for: name, at: now, in: spool.directory(.needsAttention))
         let flagging = Transition.flag(
-            name, from: .state(.queued), as: safe, reason: reason, actor: .round(round), at: now)
+            name, from: .state(.queued), as: safe, reason: reason, actor: .round(round), at: now,
+            expected: readAs.map { .unwritten($0) })
         guard try session.commit(flagging).vanished.isEmpty else { return }
         report.invalid += 1
         report.flagged.append(safe.description)
@@ -406,7 +420,7 @@ package struct Intake {
         case .read, .refused:
             try flag(
                 name, reason: "a different route for \(workout) is already waiting in awaitingRoute/\(routeName)",
-                report: &report)
+                readAs: readAs, report: &report)
             return
         }
         // Merged already: its dropped name outlived the route's own file (a

@@ -8,9 +8,11 @@ extension Transition {
     /// kept). Intake flags what it cannot take, from `queued/`; a claim
     /// flags a file dropped under the name of an entry that already
     /// settled, from `sending/`, once its rename has made it this round's.
+    /// `expected`: what the name must still be for the move (a dropped file
+    /// flagged for what intake read in it).
     package static func flag(
         _ name: FileName, from place: SpoolPlace, as safe: FileName, reason: String, actor: LedgerActor,
-        at now: Timestamp
+        at now: Timestamp, expected: Expectation? = nil
     ) -> Transition {
         Transition(
             lines: [
@@ -18,7 +20,7 @@ extension Transition {
                     time: now, actor: actor, subscriber: nil, key: safe.description, event: .invalid,
                     detail: "\(reason) (dropped as \(FlaggedName.printable(name)))")
             ],
-            moves: [Move(name, from: place, to: .state(.needsAttention), as: safe)])
+            moves: [Move(name, from: place, to: .state(.needsAttention), as: safe, expected: expected)])
     }
 }
 

@@ -108,6 +108,94 @@ import Testing
         #expect(!intake.mayReadAhead(files: 0, bytes: 0, groupsOut: 2))
     }
 
+    static let first = #"{"id":"first","kind":"sleep"}"#
+    static let fresh = #"{"id":"fresh","kind":"sleep"}"#
+    static let otherBody = #"{"id":"first","kind":"sleeq"}"#
+
+    /// A script's next export renamed over a dropped name (one fixed name).
+    static func renameOver(_ spool: TemporarySpool, _ name: String, with text: String) throws {
+        try text.write(toFile: spool.path + "/tmp/" + name, atomically: false, encoding: .utf8)
+        #expect(rename(spool.path + "/tmp/" + name, spool.path + "/queued/" + name) == 0)
+    }
+
+    static func nextIntake(_ spool: TemporarySpool) throws -> IntakeReport {
+        try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
+    }
+
+    static func flaggedBodies(_ spool: TemporarySpool) throws -> [String] {
+        try spool.names(in: .needsAttention).map {
+            try String(contentsOfFile: spool.path + "/needsAttention/" + $0, encoding: .utf8)
+        }
+    }
+
+    @Test(
+        "a file read ahead whose id another body holds, then renamed over by a new record: the new record is taken in, not flagged"
+    )
+    func aConflictReadAheadFlagsOnlyTheFileRead() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        try spool.spool.deliverNewFile(Array(Self.first.utf8), named: FileName("first@alpha.json"), into: .sent)
+        try spool.drop(Self.otherBody, as: "export.json")
+        let intake = Self.intake(spool.session, spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
+
+        try feed.readAhead()
+        try Self.renameOver(spool, "export.json", with: Self.fresh)
+        try Self.fill(feed)
+        try commits.finish()
+        #expect(try Self.flaggedBodies(spool).isEmpty)
+        #expect(try spool.ledger().filter { $0.event == .invalid }.isEmpty)
+        #expect(try spool.names(in: .queued) == ["export.json"])
+
+        _ = try Self.nextIntake(spool)
+        #expect(try spool.names(in: .queued) == ["fresh@alpha.json"])
+        #expect(try spool.ledger().filter { $0.event == .accepted }.map(\.key) == ["fresh"])
+    }
+
+    @Test("a file read ahead that no subscriber takes, then renamed over by a record one does: that record is taken in")
+    func aRefusedFileReadAheadFlagsOnlyTheFileRead() throws {
+        let spool = try TemporarySpool(subscribers: [
+            TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/", kinds: ["sleep"])
+        ])
+        try spool.drop(#"{"id":"n","kind":"note"}"#, as: "export.json")
+        let intake = Self.intake(spool.session, spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
+
+        try feed.readAhead()
+        try Self.renameOver(spool, "export.json", with: Self.fresh)
+        try Self.fill(feed)
+        try commits.finish()
+        #expect(try Self.flaggedBodies(spool).isEmpty)
+        _ = try Self.nextIntake(spool)
+        #expect(try spool.names(in: .queued) == ["fresh@alpha.json"])
+    }
+
+    @Test(
+        "a conflicting file read ahead, then a symbolic link renamed over it: the link is flagged as a link, and never read"
+    )
+    func aConflictReadAheadThenALinkIsFlaggedAsALink() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        try spool.spool.deliverNewFile(Array(Self.first.utf8), named: FileName("first@alpha.json"), into: .sent)
+        try spool.drop(Self.otherBody, as: "export.json")
+        let intake = Self.intake(spool.session, spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
+
+        try feed.readAhead()
+        #expect(symlink("/etc/passwd", spool.path + "/tmp/export.json") == 0)
+        #expect(rename(spool.path + "/tmp/export.json", spool.path + "/queued/export.json") == 0)
+        try Self.fill(feed)
+        try commits.finish()
+        _ = try Self.nextIntake(spool)
+        let invalid = try spool.ledger().filter { $0.event == .invalid }.map(\.detail)
+        #expect(invalid.count == 1)
+        #expect(invalid.allSatisfy { $0.contains("symbolic link") }, "\(invalid)")
+    }
+
     @Test("on a spool shared by workers nothing is read ahead: a file another worker took would look like a duplicate")
     func aSharedSpoolReadsNothingAhead() throws {
         let spool = try TemporarySpool.withUnreachableAlpha()
