@@ -58,20 +58,14 @@ import Testing
     func aFileRewrittenAfterItsReadStays() throws {
         let spool = try TemporarySpool.withUnreachableAlpha()
         try spool.drop(#"{"id":"w","kind":"sleep"}"#, as: "w.json")
-        let intake = Self.intake(spool.session, spool)
-        let commits = GroupCommit(session: spool.session, log: .silent)
-        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
-
-        try feed.readAhead()
         // The same inode, other bytes and another size, a later time.
         let rewritten = #"{"id":"w","kind":"sleep","n":2}"#
-        let fd = open(spool.path + "/queued/w.json", O_WRONLY | O_TRUNC)
-        #expect(fd >= 0)
-        #expect(write(fd, rewritten, rewritten.utf8.count) == rewritten.utf8.count)
-        close(fd)
-
-        try Self.fill(feed)
-        try commits.finish()
+        try Self.readAheadThenTakeIn(spool) {
+            let fd = open(spool.path + "/queued/w.json", O_WRONLY | O_TRUNC)
+            #expect(fd >= 0)
+            #expect(write(fd, rewritten, rewritten.utf8.count) == rewritten.utf8.count)
+            close(fd)
+        }
         let entry = try String(contentsOfFile: spool.path + "/sending/w@alpha.json", encoding: .utf8)
         #expect(entry == #"{"id":"w","kind":"sleep"}"#)
         #expect(try String(contentsOfFile: spool.path + "/queued/w.json", encoding: .utf8) == rewritten)
@@ -125,6 +119,23 @@ import Testing
         .run()
     }
 
+    /// A pass's feed reads the dropped files ahead, `meanwhile` changes
+    /// them, and the feed takes them in and commits.
+    static func readAheadThenTakeIn(_ spool: TemporarySpool, meanwhile: () throws -> Void) throws {
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        let feed = try DeliveryFeed(spool: spool.spool, intake: Self.intake(spool.session, spool), commits: commits)
+        try feed.readAhead()
+        try meanwhile()
+        try Self.fill(feed)
+        try commits.finish()
+    }
+
+    /// `export.json` under an id `sent/` holds with another body.
+    static func dropConflicting(_ spool: TemporarySpool) throws {
+        try spool.spool.deliverNewFile(Array(Self.first.utf8), named: FileName("first@alpha.json"), into: .sent)
+        try spool.drop(Self.otherBody, as: "export.json")
+    }
+
     static func flaggedBodies(_ spool: TemporarySpool) throws -> [String] {
         try spool.names(in: .needsAttention).map {
             try String(contentsOfFile: spool.path + "/needsAttention/" + $0, encoding: .utf8)
@@ -136,16 +147,8 @@ import Testing
     )
     func aConflictReadAheadFlagsOnlyTheFileRead() throws {
         let spool = try TemporarySpool.withUnreachableAlpha()
-        try spool.spool.deliverNewFile(Array(Self.first.utf8), named: FileName("first@alpha.json"), into: .sent)
-        try spool.drop(Self.otherBody, as: "export.json")
-        let intake = Self.intake(spool.session, spool)
-        let commits = GroupCommit(session: spool.session, log: .silent)
-        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
-
-        try feed.readAhead()
-        try Self.renameOver(spool, "export.json", with: Self.fresh)
-        try Self.fill(feed)
-        try commits.finish()
+        try Self.dropConflicting(spool)
+        try Self.readAheadThenTakeIn(spool) { try Self.renameOver(spool, "export.json", with: Self.fresh) }
         #expect(try Self.flaggedBodies(spool).isEmpty)
         #expect(try spool.ledger().filter { $0.event == .invalid }.isEmpty)
         #expect(try spool.names(in: .queued) == ["export.json"])
@@ -161,14 +164,7 @@ import Testing
             TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/", kinds: ["sleep"])
         ])
         try spool.drop(#"{"id":"n","kind":"note"}"#, as: "export.json")
-        let intake = Self.intake(spool.session, spool)
-        let commits = GroupCommit(session: spool.session, log: .silent)
-        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
-
-        try feed.readAhead()
-        try Self.renameOver(spool, "export.json", with: Self.fresh)
-        try Self.fill(feed)
-        try commits.finish()
+        try Self.readAheadThenTakeIn(spool) { try Self.renameOver(spool, "export.json", with: Self.fresh) }
         #expect(try Self.flaggedBodies(spool).isEmpty)
         _ = try Self.nextIntake(spool)
         #expect(try spool.names(in: .queued) == ["fresh@alpha.json"])
@@ -179,17 +175,11 @@ import Testing
     )
     func aConflictReadAheadThenALinkIsFlaggedAsALink() throws {
         let spool = try TemporarySpool.withUnreachableAlpha()
-        try spool.spool.deliverNewFile(Array(Self.first.utf8), named: FileName("first@alpha.json"), into: .sent)
-        try spool.drop(Self.otherBody, as: "export.json")
-        let intake = Self.intake(spool.session, spool)
-        let commits = GroupCommit(session: spool.session, log: .silent)
-        let feed = try DeliveryFeed(spool: spool.spool, intake: intake, commits: commits)
-
-        try feed.readAhead()
-        #expect(symlink("/etc/passwd", spool.path + "/tmp/export.json") == 0)
-        #expect(rename(spool.path + "/tmp/export.json", spool.path + "/queued/export.json") == 0)
-        try Self.fill(feed)
-        try commits.finish()
+        try Self.dropConflicting(spool)
+        try Self.readAheadThenTakeIn(spool) {
+            #expect(symlink("/etc/passwd", spool.path + "/tmp/export.json") == 0)
+            #expect(rename(spool.path + "/tmp/export.json", spool.path + "/queued/export.json") == 0)
+        }
         _ = try Self.nextIntake(spool)
         let invalid = try spool.ledger().filter { $0.event == .invalid }.map(\.detail)
         #expect(invalid.count == 1)
