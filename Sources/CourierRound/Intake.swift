@@ -90,11 +90,13 @@ package struct Intake {
     /// the ledger, libcurl's own.
     static let otherDescriptors = 256
 
-    /// Dropped files a pass may hold open at once: the groups handed to
-    /// commits, the group filling and what is read ahead. Three groups where
-    /// the open-file limit has room for them; less where `groupSize`'s floor
-    /// made the groups bigger than the limit's third (a limit of 700 and
-    /// groups of 256), and then reading ahead is what gives way.
+    /// The room the open-file limit leaves for dropped files: the groups
+    /// handed to commits, the group filling and what is read ahead. Three
+    /// groups where the limit has them; less where `groupSize`'s floor made
+    /// the groups bigger than the limit's third (a limit of 700 and groups
+    /// of 256). Reading ahead stays within it, and is what gives way; two
+    /// groups handed may still hold more than it, as before reading ahead,
+    /// and a limit that low runs out elsewhere first.
     let droppedFilesAtMost: Int
 
     static func droppedFilesAtMost(openFileLimit: Int?, connections: Int, groupSize: Int) -> Int {
