@@ -5,7 +5,8 @@ Usage: bench/offcpu.py PERF_DATA [--tid TID] [--top 15]
 PERF_DATA is a `perf sched record -g` of a round, e.g.
   bench/profile.py --n 10000 -- perf sched record -q -g -o round.sched
 Without --tid, the thread is the round's loop: the first thread whose name begins with courier
-(a copied binary such as /tmp/courier-old is one).
+(a copied binary such as /tmp/courier-old is one). With `profile.py --batch` the sink is
+started first and is such a thread too: name the round's with --tid (`perf sched timehist -s`).
 Each row: milliseconds off CPU, how many times, the kernel frames, the Swift frame. A wait is
 counted from the thread's switch out to the switch that runs it again, whatever woke it.
 """
@@ -15,7 +16,8 @@ import re
 import subprocess
 import sys
 
-HEADER = re.compile(r"\s*(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)")
+# A record's first line: comm (it may hold spaces), tid, time, event, trace.
+HEADER = re.compile(r"\s*(.*?)\s+(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)")
 
 
 def events(perf_data):
@@ -25,8 +27,7 @@ def events(perf_data):
         lines = block.strip("\n").split("\n")
         if not lines or not lines[0].strip():
             continue
-        # comm may hold spaces; the tid is the first number followed by a time.
-        match = re.match(r"\s*(.*?)\s+(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)", lines[0])
+        match = HEADER.match(lines[0])
         if not match:
             continue
         comm, tid, time, event, trace = match.groups()

@@ -367,16 +367,18 @@ package struct Intake {
     private func flag(_ name: FileName, reason: String, readAs: FileStatus? = nil, report: inout IntakeReport)
         throws(SpoolError)
     {
-        if let readAs {
-            let now: FileStatus?
-            do { now = try spool.directory(.queued).status(of: name) } catch { throw SpoolError(error) }
-            guard let now, now.isSameVersion(as: readAs) else { return }
+        let expected = readAs.map { Transition.Expectation.unwritten($0) }
+        if let expected {
+            let holds: Bool
+            do { holds = expected.holds(now: try spool.directory(.queued).status(of: name)) } catch {
+                throw SpoolError(error)
+            }
+            guard holds else { return }
         }
         let now = Timestamp.now()
         let safe = try FlaggedName.make(for: name, at: now, in: spool.directory(.needsAttention))
         let flagging = Transition.flag(
-            name, from: .state(.queued), as: safe, reason: reason, actor: .round(round), at: now,
-            expected: readAs.map { .unwritten($0) })
+            name, from: .state(.queued), as: safe, reason: reason, actor: .round(round), at: now, expected: expected)
         guard try session.commit(flagging).vanished.isEmpty else { return }
         report.invalid += 1
         report.flagged.append(safe.description)

@@ -271,13 +271,7 @@ extension SpoolSession {
         throws(SpoolError) -> Bool
     {
         guard let expected else { return true }
-        let now: FileStatus?
-        do { now = try folder.status(of: name) } catch { throw SpoolError(error) }
-        guard let now else { return false }
-        switch expected {
-        case .file(let read): return now.isSameFile(as: read)
-        case .unwritten(let read): return now.isSameVersion(as: read)
-        }
+        do { return expected.holds(now: try folder.status(of: name)) } catch { throw SpoolError(error) }
     }
 
     /// The one rename of the protocol. One that may not replace finds a

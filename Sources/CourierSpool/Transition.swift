@@ -108,6 +108,16 @@ package struct Transition {
         /// file intake read, whose bytes read are what the ledger says it
         /// accepted, what its entries hold and what is sent.
         case unwritten(FileStatus)
+
+        /// Whether a name whose status is `now` (nil: gone) is still what
+        /// this expects.
+        package func holds(now: FileStatus?) -> Bool {
+            guard let now else { return false }
+            switch self {
+            case .file(let read): return now.isSameFile(as: read)
+            case .unwritten(let read): return now.isSameVersion(as: read)
+            }
+        }
     }
 
     /// A rename from one folder to another that never replaces a name. A
