@@ -646,12 +646,13 @@ class Bench:
         # during which someone may commit.
         self.tree = self.git_tree()
         self.start_nginx()
-        progress(f"throughput: N = {args.n:,}, {args.rounds} round" + ("s" if args.rounds != 1 else ""))
-        self.throughput()
-        progress("once-each figures")
-        empty, conf = self.empty_round()
-        self.prune(empty, conf)
-        self.why()
+        if not args.queues_only:
+            progress(f"throughput: N = {args.n:,}, {args.rounds} round" + ("s" if args.rounds != 1 else ""))
+            self.throughput()
+            progress("once-each figures")
+            empty, conf = self.empty_round()
+            self.prune(empty, conf)
+            self.why()
         for n in sorted({args.queue_n} | ({args.big_n} if args.big else set())):
             self.big_queue(n)
         text = self.render(started, load_start, os.getloadavg())
@@ -697,22 +698,24 @@ class Bench:
         args, report = self.args, self.report
         lines = self.header(started, load_start, load_end)
         rounds = f"{args.rounds} round" + ("s" if args.rounds != 1 else "")
-        lines += [f"## Throughput: N = {args.n:,} records of {len(record(0)):,} bytes, {rounds}, "
-                  f"tools interleaved {' '.join('ABCDEFGHIJ'[:len(report.throughput)])} in each round, medians", "",
-                  "1-minute load average as each round began: " + ", ".join(f"{v:.2f}" for v in self.round_loads)
-                  + ".", "",
-                  "| tool | N | records/s (median) | CPU ms per record (median) | runs, records/s | command (timed) |",
-                  "|---|---:|---:|---:|---|---|"]
-        for name, n, rows, command, _ in report.throughput:
-            rate = statistics.median(r[0] for r in rows)
-            cpu = statistics.median(r[1] for r in rows)
-            lines.append(f"| {name} | {n:,} | {rate:,.0f} | {cpu:.3f} | {', '.join(f'{r[0]:,.0f}' for r in rows)} "
-                         f"| `{cell(command)}` |")
-        lines += ["", "How each was made:", ""]
-        lines += [f"* **{name}**: {method}." for name, _, _, _, method in report.throughput]
-        lines += ["", "## Throughput targets (ratios of the medians above)", "",
-                  "| measure | result | target | verdict |", "|---|---:|---|---|"]
-        lines += ["| " + " | ".join(map(cell, row)) + " |" for row in report.targets]
+        # --queues-only: no throughput rounds to show.
+        if report.throughput:
+            lines += [f"## Throughput: N = {args.n:,} records of {len(record(0)):,} bytes, {rounds}, "
+                      f"tools interleaved {' '.join('ABCDEFGHIJ'[:len(report.throughput)])} in each round, medians", "",
+                      "1-minute load average as each round began: " + ", ".join(f"{v:.2f}" for v in self.round_loads)
+                      + ".", "",
+                      "| tool | N | records/s (median) | CPU ms per record (median) | runs, records/s | command (timed) |",
+                      "|---|---:|---:|---:|---|---|"]
+            for name, n, rows, command, _ in report.throughput:
+                rate = statistics.median(r[0] for r in rows)
+                cpu = statistics.median(r[1] for r in rows)
+                lines.append(f"| {name} | {n:,} | {rate:,.0f} | {cpu:.3f} | {', '.join(f'{r[0]:,.0f}' for r in rows)} "
+                             f"| `{cell(command)}` |")
+            lines += ["", "How each was made:", ""]
+            lines += [f"* **{name}**: {method}." for name, _, _, _, method in report.throughput]
+            lines += ["", "## Throughput targets (ratios of the medians above)", "",
+                      "| measure | result | target | verdict |", "|---|---:|---|---|"]
+            lines += ["| " + " | ".join(map(cell, row)) + " |" for row in report.targets]
         lines += ["", "## Once-each figures", "",
                   "| measure | result | target | verdict | command, method |", "|---|---:|---|---|---|"]
         lines += ["| " + " | ".join(map(cell, row)) + " |" for row in report.figures]
@@ -733,6 +736,9 @@ def main():
     parser.add_argument("--big", action="store_true",
                         help="also the 1,000,000-entry figures (several minutes, 1 GB of disk)")
     parser.add_argument("--big-n", type=int, default=MILLION, help="entries for --big (1,000,000; smaller to test)")
+    parser.add_argument("--queues-only", action="store_true",
+                        help="only the queued-spool figures (status, list | head, a round's peak RSS): "
+                        "no throughput rounds, empty round, prune or why")
     parser.add_argument("--sink-parent", help="where the batch sink stores (default /dev/shm, a tmpfs)")
     parser.add_argument("--floor", help="the folder with floor.c and floor_mt.c (default ../shared/floor beside "
                         "the repository, else /work/shared/floor)")

@@ -1,0 +1,104 @@
+"""What the first intake group's durable step can cost after a drop, three ways, on one disk.
+
+Usage: bench/writeback.py [--dir DIR] [--n 10000] [--group 256] [--rounds 3]
+
+Each round drops N files of 2 KB into DIR (default: a fresh folder under bench/, on the
+working disk), as bench.py's producer does, and then times, interleaved:
+* syncfs: one `syncfs`, what the first group's commit does today: it writes back the whole drop;
+* fdatasync each: the first group's files made durable one `fdatasync` at a time, and then the
+  `syncfs` the second group would do (which still writes back the rest of the drop);
+* fdatasync beside syncfs: the same fdatasyncs while another thread runs an early `syncfs`,
+  as a commit thread started on the writeback at the start of the pass would.
+Times are from the end of the drop, in ms; medians over the rounds. Nothing is sent: this is
+the file system's part of the wait before a round's first request, alone.
+"""
+import argparse
+import ctypes
+import os
+import shutil
+import statistics
+import threading
+import time
+
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+BODY = b'{"id":"w","kind":"sleep","pad":"' + b"x" * 2000 + b'"}'
+
+
+def syncfs(fd):
+    if libc.syncfs(fd) != 0:
+        raise OSError(ctypes.get_errno(), "syncfs")
+
+
+def drop(folder, n):
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    syncfs(handle)  # nothing of an earlier round left to write back
+    for i in range(n):
+        with open(os.path.join(folder, f"r-{i:06d}.json"), "wb") as f:
+            f.write(BODY)
+    return handle
+
+
+def ms(since):
+    return (time.monotonic() - since) * 1000
+
+
+def fdatasync_group(folder, group, start):
+    for i in range(group):
+        fd = os.open(os.path.join(folder, f"r-{i:06d}.json"), os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+    return ms(start)
+
+
+def trial(way, folder, n, group):
+    handle = drop(folder, n)
+    try:
+        start = time.monotonic()
+        if way == "syncfs":
+            syncfs(handle)
+            return {"first group durable": ms(start), "whole drop durable": ms(start)}
+        if way == "fdatasync each":
+            first = fdatasync_group(folder, group, start)
+            syncfs(handle)
+            return {"first group durable": first, "whole drop durable": ms(start)}
+        done = {}
+        early = threading.Thread(target=lambda: (syncfs(handle), done.setdefault("at", ms(start))))
+        early.start()
+        first = fdatasync_group(folder, group, start)
+        early.join()
+        return {"first group durable": first, "whole drop durable": done["at"]}
+    finally:
+        os.close(handle)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "writeback-work"))
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--group", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    ways = ("syncfs", "fdatasync each", "fdatasync beside syncfs")
+    results = {way: [] for way in ways}
+    try:
+        for _ in range(args.rounds):
+            for way in ways:
+                results[way].append(trial(way, args.dir, args.n, args.group))
+    finally:
+        shutil.rmtree(args.dir, ignore_errors=True)
+    print(f"N = {args.n:,} files of {len(BODY):,} bytes in {args.dir}, first group {args.group}, "
+          f"{args.rounds} rounds, load {os.getloadavg()[0]:.2f}")
+    print("| way | first group durable, ms | whole drop durable, ms |")
+    print("|---|---:|---:|")
+    for way in ways:
+        first = statistics.median(r["first group durable"] for r in results[way])
+        whole = statistics.median(r["whole drop durable"] for r in results[way])
+        print(f"| {way} | {first:.1f} | {whole:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
