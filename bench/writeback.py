@@ -2,8 +2,9 @@
 
 Usage: bench/writeback.py [--dir DIR] [--n 10000] [--group 256] [--rounds 3]
 
-Each round drops N files of 2 KB into DIR (default: a fresh folder under bench/, on the
-working disk), as bench.py's producer does, and then times, interleaved:
+Each round writes N files of 2 KB into DIR (default: a fresh folder under bench/, on the
+working disk; bench.py's drop also renames each in from tmp/, which this leaves out), and then
+times, interleaved:
 * syncfs: one `syncfs`, what the first group's commit does today: it writes back the whole drop;
 * fdatasync each: the first group's files made durable one `fdatasync` at a time, and then the
   `syncfs` the second group would do (which still writes back the rest of the drop);
