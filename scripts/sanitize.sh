@@ -12,7 +12,8 @@ esac
 # The real .deb install test installs the built binary system-wide: not an
 # instrumented one.
 export COURIER_SANITIZED=$sanitizer
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+# Defects outside courier that the sanitizer would stop the suite on: see the file.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:suppressions=$PWD/scripts/asan-suppressions.txt}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build/sanitize-$sanitizer"
 swift test --skip-build --sanitize="$sanitizer" --scratch-path ".build/sanitize-$sanitizer"
