@@ -1,0 +1,62 @@
+"""What courier's commit order costs, in C: floor_mt beside floor_mt_ordered (bench/floor/), the same
+program with courier's order (ledger fsynced before a settled item's rename; one commit at a time),
+with courier and curl --parallel 16 in the same interleaved rounds; medians.
+
+Usage: bench/compare-orders.py COURIER-BINARY N ROUNDS
+
+If floor_mt_ordered reaches about courier's records/s where floor_mt reaches curl's, the gap left
+between courier and the floor is the order the spool's guarantees need, not courier's own work.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+
+ORDERED = "floor_mt_ordered (courier's order)"
+
+
+def main():
+    courier, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    args = argparse.Namespace(courier=courier, n=n, loop_n=10, rounds=rounds, queue_n=10, big=False, big_n=10,
+                              sink_parent="/dev/shm", floor=None)
+    b = bench.Bench(args)
+    try:
+        ordered = os.path.join(b.work, "floor-bin", "floor_mt_ordered")
+        subprocess.run(["cc", "-O2", "-o", ordered, os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor",
+                        "floor_mt_ordered.c"), "-lcurl", "-lpthread"], check=True)
+        b.start_nginx()
+        source = os.path.join(b.work, "records")
+        b.make_records(n, source)
+        cfg = b.curl_config(source, sorted(os.listdir(source)))
+        results = {}
+
+        def run(label, trial):
+            wall, cpu = trial()
+            results.setdefault(label, []).append((n / wall, cpu * 1000 / n))
+            print(f"  {label:36s} {n / wall:8.0f} records/s {cpu * 1000 / n:6.3f} CPU ms/record", file=sys.stderr,
+                  flush=True)
+
+        for r in range(rounds):
+            print(f"round {r + 1}: load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+            floors = [(bench.FLOOR_MT, b.floor_mt), (ORDERED, ordered)]
+            # Each floor runs first in every other round: the second slot writes its spool just after
+            # the first one's was removed, which alone slows it on these disks.
+            for label, binary in floors if r % 2 == 0 else reversed(floors):
+                run(label, lambda: b.floor_trial(label, binary, source, n))
+            run("courier", lambda: b.courier_trial(source, n))
+            run("curl --parallel 16", lambda: b.curl_trial(cfg))
+        print(f"N = {n:,}, {rounds} rounds, load {os.getloadavg()[0]:.2f} at the end")
+        print("| tool | records/s (median) | CPU ms/record (median) | runs |\n|---|---:|---:|---|")
+        for label, rows in results.items():
+            print(f"| {label} | {statistics.median(x[0] for x in rows):,.0f} | "
+                  f"{statistics.median(x[1] for x in rows):.3f} | " + ", ".join(f"{x[0]:,.0f}" for x in rows) + " |")
+    finally:
+        b.stop()
+
+
+if __name__ == "__main__":
+    main()

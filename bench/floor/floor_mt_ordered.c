@@ -1,0 +1,153 @@
+// floor_mt_ordered.c: floor_mt.c (../shared/floor/, MIT) with courier's commit order, and only that
+// changed, so that a run beside floor_mt shows what the order costs. floor_mt's settle thread renames
+// each answered item into sent/ before its ledger line is written, and its intake thread fsyncs
+// sending/ while the settle thread renames out of it. Here, as in courier (docs/design.md §10):
+// * settling gathers the answered items (256, or what is left at the end), writes and fsyncs their
+//   ledger lines, and only then renames them into sent/; then fsyncs sending/ before sent/ (the
+//   folder that lost a name before the one that gained it);
+// * one commit at a time: the intake group's (syncfs, ledger, renames, folder fsyncs) and the
+//   settle group's hold one mutex, so no folder is fsynced beside renames through it (on btrfs that
+//   made one worker's rename durable before the folder it left was synced).
+// usage: floor_mt_ordered SPOOL URL
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+typedef struct { char name[64]; char key[64]; char *body; size_t len; long code; char dropped[64]; } Item;
+static int noclaim;
+static int dq, dsending, dsent, ledger, par = 16, group = 256;
+static Item *items; static size_t nitems, next_send; static int intake_eof;
+static Item **doneq; static size_t done_tail, done_head; static int http_eof;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+// Held for a whole commit: one at a time, as courier's commit thread runs them.
+static pthread_mutex_t commit_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t donecv = PTHREAD_COND_INITIALIZER, roomcv = PTHREAD_COND_INITIALIZER;
+static CURLM *m;
+static void die(const char *w) { perror(w); exit(1); }
+static int json_ok(const char *p, size_t n) { int depth = 0, instr = 0;
+  for (size_t i = 0; i < n; i++) { char c = p[i];
+    if (instr) { if (c == '\\') i++; else if (c == '"') instr = 0; else if ((unsigned char)c < 0x20) return 0; }
+    else if (c == '"') instr = 1; else if (c == '{' || c == '[') depth++; else if (c == '}' || c == ']') { if (--depth < 0) return 0; } }
+  return depth == 0 && !instr; }
+static size_t line(char *out, const char *key, const char *event, long status) {
+  struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts); struct tm tm; gmtime_r(&ts.tv_sec, &tm);
+  return sprintf(out, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\tR\tbench\t%s\t%s\t%ld\t1\t3\t\n", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+    tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, key, event, status); }
+static void *intake(void *arg) { (void)arg;
+  DIR *d = fdopendir(dup(dq)); struct dirent *e; static char lb[1 << 17]; static char dropped[256][256];
+  for (;;) {
+    pthread_mutex_lock(&mu); while (nitems - next_send > 1024) pthread_cond_wait(&roomcv, &mu); size_t base = nitems; pthread_mutex_unlock(&mu);
+    size_t got = 0, ll = 0;
+    while (got < (size_t)group && (e = readdir(d))) {
+      if (e->d_name[0] == '.' || e->d_type != DT_REG) continue;
+      int fd = openat(dq, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); if (fd < 0) die("open");
+      char *buf = malloc(4096); ssize_t n = read(fd, buf, 4096); if (n <= 0) die("read"); close(fd);
+      if (!json_ok(buf, n)) die("json");
+      char *id = memmem(buf, n, "\"id\":\"", 6); if (!id) die("id"); id += 6; char *end = memchr(id, '"', buf + n - id);
+      Item *it = &items[base + got];
+      snprintf(it->key, sizeof it->key, "%.*s", (int)(end - id), id); snprintf(it->name, sizeof it->name, "%.50s@bench.json", it->key);
+      it->body = buf; it->len = n; snprintf(dropped[got], 256, "%s", e->d_name);
+      ll += line(lb + ll, it->key, "accepted", 0); got++;
+    }
+    if (!got) break;
+    pthread_mutex_lock(&commit_mu);
+    if (syncfs(dq)) die("syncfs");
+    if (write(ledger, lb, ll) != (ssize_t)ll || fsync(ledger)) die("ledger");
+    if (noclaim) { for (size_t i = 0; i < got; i++) snprintf(items[base + i].dropped, 64, "%s", dropped[i]); }
+    else {
+    for (size_t i = 0; i < got; i++) if (renameat(dq, dropped[i], dsending, items[base + i].name)) die("rename in");
+    if (fsync(dq) || fsync(dsending)) die("fsync dirs");
+    }
+    pthread_mutex_unlock(&commit_mu);
+    pthread_mutex_lock(&mu); nitems += got; pthread_mutex_unlock(&mu);
+    curl_multi_wakeup(m);
+  }
+  pthread_mutex_lock(&mu); intake_eof = 1; pthread_mutex_unlock(&mu); curl_multi_wakeup(m);
+  return NULL; }
+static void commit_settled(Item **group_items, size_t count, char *lb, size_t ll) {
+  pthread_mutex_lock(&commit_mu);
+  if (write(ledger, lb, ll) != (ssize_t)ll || fsync(ledger)) die("ledger");
+  for (size_t i = 0; i < count; i++) {
+    Item *it = group_items[i];
+    if (noclaim ? renameat(dq, it->dropped, dsent, it->name) : renameat(dsending, it->name, dsent, it->name)) die("rename out");
+    free(it->body);
+  }
+  if (fsync(noclaim ? dq : dsending) || fsync(dsent)) die("fsync dirs");
+  pthread_mutex_unlock(&commit_mu); }
+static void *settler(void *arg) { (void)arg; static char lb[1 << 18]; static Item *gathered[4096]; size_t ll = 0, since = 0;
+  for (;;) {
+    pthread_mutex_lock(&mu);
+    while (done_head == done_tail && !http_eof) pthread_cond_wait(&donecv, &mu);
+    if (done_head == done_tail && http_eof) { pthread_mutex_unlock(&mu); break; }
+    Item *it = doneq[done_head++]; pthread_mutex_unlock(&mu);
+    ll += line(lb + ll, it->key, "sent", it->code); gathered[since] = it;
+    if (++since >= (size_t)group) { commit_settled(gathered, since, lb, ll); ll = 0; since = 0; }
+  }
+  if (since) commit_settled(gathered, since, lb, ll);
+  return NULL; }
+static size_t discard(char *p, size_t s, size_t n, void *u) { (void)p; (void)u; return s * n; }
+typedef struct { CURL *h; struct curl_slist *hdr; Item *it; } Slot;
+static void start(Slot *s, Item *it, const char *url) {
+  s->it = it; if (s->hdr) curl_slist_free_all(s->hdr);
+  char k[100]; snprintf(k, sizeof k, "Idempotency-Key: %s", it->key); struct curl_slist *h = NULL;
+  h = curl_slist_append(h, "Content-Type: application/json"); h = curl_slist_append(h, k);
+  h = curl_slist_append(h, "User-Agent: courier/0.1.0"); h = curl_slist_append(h, "Courier-Device: bench");
+  h = curl_slist_append(h, "Courier-Session: bench"); h = curl_slist_append(h, "Expect:"); s->hdr = h;
+  curl_easy_setopt(s->h, CURLOPT_URL, url); curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(s->h, CURLOPT_POSTFIELDS, it->body); curl_easy_setopt(s->h, CURLOPT_POSTFIELDSIZE, (long)it->len);
+  curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, discard); curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
+  curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
+  curl_multi_add_handle(m, s->h); }
+int main(int argc, char **argv) {
+  if (argc < 3) return 2; const char *url = argv[2];
+  if (getenv("PAR")) par = atoi(getenv("PAR"));
+  noclaim = getenv("NOCLAIM") && atoi(getenv("NOCLAIM"));
+  struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+  int root = open(argv[1], O_RDONLY | O_DIRECTORY); if (root < 0) die("spool");
+  mkdirat(root, "sending", 0755); mkdirat(root, "sent", 0755); mkdirat(root, "ledger", 0755);
+  dq = openat(root, "queued", O_RDONLY | O_DIRECTORY); dsending = openat(root, "sending", O_RDONLY | O_DIRECTORY);
+  dsent = openat(root, "sent", O_RDONLY | O_DIRECTORY); int dl = openat(root, "ledger", O_RDONLY | O_DIRECTORY);
+  ledger = openat(dl, "today.tsv", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  items = calloc(2000000, sizeof(Item)); doneq = calloc(2000000, sizeof(Item *));
+  curl_global_init(CURL_GLOBAL_DEFAULT); m = curl_multi_init();
+  curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, (long)par);
+  pthread_t ti, ts; pthread_create(&ti, NULL, intake, NULL); pthread_create(&ts, NULL, settler, NULL);
+  Slot *slots = calloc(par, sizeof(Slot)); Slot **idle = calloc(par, sizeof(Slot *)); int nidle = 0;
+  for (int i = 0; i < par; i++) { slots[i].h = curl_easy_init(); idle[nidle++] = &slots[i]; }
+  size_t completed = 0;
+  for (;;) {
+    pthread_mutex_lock(&mu); size_t avail = nitems; int eof = intake_eof; pthread_mutex_unlock(&mu);
+    int started = 0;
+    while (nidle > 0 && next_send < avail) { start(idle[--nidle], &items[next_send], url); next_send++; started = 1; }
+    if (started) { pthread_mutex_lock(&mu); pthread_cond_signal(&roomcv); pthread_mutex_unlock(&mu); }
+    if (eof && next_send == avail && nidle == par) break;
+    int running; curl_multi_perform(m, &running);
+    CURLMsg *msg; int left; int any = 0;
+    while ((msg = curl_multi_info_read(m, &left))) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Slot *s; curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&s);
+      long code = 0; curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+      if (msg->data.result != CURLE_OK || code / 100 != 2) { fprintf(stderr, "fail %d %ld\n", msg->data.result, code); exit(1); }
+      curl_multi_remove_handle(m, s->h); s->it->code = code;
+      pthread_mutex_lock(&mu); doneq[done_tail++] = s->it; pthread_mutex_unlock(&mu); any = 1;
+      idle[nidle++] = s; completed++;
+    }
+    if (any) { pthread_mutex_lock(&mu); pthread_cond_signal(&donecv); pthread_mutex_unlock(&mu); }
+    if (!any) curl_multi_poll(m, NULL, 0, 100, NULL);
+  }
+  pthread_mutex_lock(&mu); http_eof = 1; pthread_cond_signal(&donecv); pthread_mutex_unlock(&mu);
+  pthread_join(ti, NULL); pthread_join(ts, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1); struct rusage ru; getrusage(RUSAGE_SELF, &ru);
+  double wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  double u = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  fprintf(stderr, "floor_mt_ordered: %zu records %.3f s wall, %.0f rec/s, %.1f us CPU/rec (%.1f user, %.1f sys)\n", completed, wall, completed / wall,
+          (u + s) * 1e6 / completed, u * 1e6 / completed, s * 1e6 / completed);
+  return 0; }
