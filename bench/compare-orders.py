@@ -6,6 +6,9 @@ Usage: bench/compare-orders.py COURIER-BINARY N ROUNDS
 
 If floor_mt_ordered reaches about courier's records/s where floor_mt reaches curl's, the gap left
 between courier and the floor is the order the spool's guarantees need, not courier's own work.
+The third floor is floor_mt_ordered with READS_ON_LOOP=1: the HTTP thread reads the dropped files
+and a thread of its own commits them, as in courier. If it too keeps floor_mt's pace, the reads'
+place on the loop is not what costs courier its records/s either; its own work per record is.
 """
 import argparse
 import os
@@ -17,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
 
 ORDERED = "floor_mt_ordered (courier's order)"
+ON_LOOP = "the same, reads on the HTTP thread"
 
 
 def main():
@@ -42,11 +46,12 @@ def main():
 
         for r in range(rounds):
             print(f"round {r + 1}: load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
-            floors = [(bench.FLOOR_MT, b.floor_mt), (ORDERED, ordered)]
-            # Each floor runs first in every other round: the second slot writes its spool just after
-            # the first one's was removed, which alone slows it on these disks.
-            for label, binary in floors if r % 2 == 0 else reversed(floors):
-                run(label, lambda: b.floor_trial(label, binary, source, n))
+            floors = [(bench.FLOOR_MT, b.floor_mt, None), (ORDERED, ordered, None),
+                      (ON_LOOP, ordered, {"READS_ON_LOOP": "1"})]
+            # The floors take turns going first: a later slot writes its spool just after the one before
+            # it was removed, which alone slows it on these disks.
+            for label, binary, env in floors[r % 3:] + floors[:r % 3]:
+                run(label, lambda: b.floor_trial(label, binary, source, n, env=env))
             run("courier", lambda: b.courier_trial(source, n))
             run("curl --parallel 16", lambda: b.curl_trial(cfg))
         print(f"N = {n:,}, {rounds} rounds, load {os.getloadavg()[0]:.2f} at the end")

@@ -8,6 +8,7 @@
 // * one commit at a time: the intake group's (syncfs, ledger, renames, folder fsyncs) and the
 //   settle group's hold one mutex, so no folder is fsynced beside renames through it (on btrfs that
 //   made one worker's rename durable before the folder it left was synced).
+// READS_ON_LOOP=1 moves the reads onto the HTTP thread, as courier has them (below).
 // usage: floor_mt_ordered SPOOL URL
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -41,34 +42,56 @@ static size_t line(char *out, const char *key, const char *event, long status) {
   struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts); struct tm tm; gmtime_r(&ts.tv_sec, &tm);
   return sprintf(out, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\tR\tbench\t%s\t%s\t%ld\t1\t3\t\n", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
     tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, key, event, status); }
+// One intake group: its files read, checked and parsed into items[base, base + got), their ledger
+// lines, and the dropped names to rename.
+typedef struct { size_t base, got, ll; char lb[1 << 17]; char dropped[256][256]; } Group;
+static size_t read_group(DIR *d, Group *g) {
+  struct dirent *e; g->got = 0; g->ll = 0;
+  while (g->got < (size_t)group && (e = readdir(d))) {
+    if (e->d_name[0] == '.' || e->d_type != DT_REG) continue;
+    int fd = openat(dq, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); if (fd < 0) die("open");
+    char *buf = malloc(4096); ssize_t n = read(fd, buf, 4096); if (n <= 0) die("read"); close(fd);
+    if (!json_ok(buf, n)) die("json");
+    char *id = memmem(buf, n, "\"id\":\"", 6); if (!id) die("id"); id += 6; char *end = memchr(id, '"', buf + n - id);
+    Item *it = &items[g->base + g->got];
+    snprintf(it->key, sizeof it->key, "%.*s", (int)(end - id), id); snprintf(it->name, sizeof it->name, "%.50s@bench.json", it->key);
+    it->body = buf; it->len = n; snprintf(g->dropped[g->got], 256, "%s", e->d_name);
+    g->ll += line(g->lb + g->ll, it->key, "accepted", 0); g->got++;
+  }
+  return g->got; }
+static void commit_intake(Group *g) {
+  pthread_mutex_lock(&commit_mu);
+  if (syncfs(dq)) die("syncfs");
+  if (write(ledger, g->lb, g->ll) != (ssize_t)g->ll || fsync(ledger)) die("ledger");
+  if (noclaim) { for (size_t i = 0; i < g->got; i++) snprintf(items[g->base + i].dropped, 64, "%s", g->dropped[i]); }
+  else {
+  for (size_t i = 0; i < g->got; i++) if (renameat(dq, g->dropped[i], dsending, items[g->base + i].name)) die("rename in");
+  if (fsync(dq) || fsync(dsending)) die("fsync dirs");
+  }
+  pthread_mutex_unlock(&commit_mu);
+  pthread_mutex_lock(&mu); nitems += g->got; pthread_mutex_unlock(&mu);
+  curl_multi_wakeup(m); }
 static void *intake(void *arg) { (void)arg;
-  DIR *d = fdopendir(dup(dq)); struct dirent *e; static char lb[1 << 17]; static char dropped[256][256];
+  DIR *d = fdopendir(dup(dq)); static Group g;
   for (;;) {
-    pthread_mutex_lock(&mu); while (nitems - next_send > 1024) pthread_cond_wait(&roomcv, &mu); size_t base = nitems; pthread_mutex_unlock(&mu);
-    size_t got = 0, ll = 0;
-    while (got < (size_t)group && (e = readdir(d))) {
-      if (e->d_name[0] == '.' || e->d_type != DT_REG) continue;
-      int fd = openat(dq, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); if (fd < 0) die("open");
-      char *buf = malloc(4096); ssize_t n = read(fd, buf, 4096); if (n <= 0) die("read"); close(fd);
-      if (!json_ok(buf, n)) die("json");
-      char *id = memmem(buf, n, "\"id\":\"", 6); if (!id) die("id"); id += 6; char *end = memchr(id, '"', buf + n - id);
-      Item *it = &items[base + got];
-      snprintf(it->key, sizeof it->key, "%.*s", (int)(end - id), id); snprintf(it->name, sizeof it->name, "%.50s@bench.json", it->key);
-      it->body = buf; it->len = n; snprintf(dropped[got], 256, "%s", e->d_name);
-      ll += line(lb + ll, it->key, "accepted", 0); got++;
-    }
-    if (!got) break;
-    pthread_mutex_lock(&commit_mu);
-    if (syncfs(dq)) die("syncfs");
-    if (write(ledger, lb, ll) != (ssize_t)ll || fsync(ledger)) die("ledger");
-    if (noclaim) { for (size_t i = 0; i < got; i++) snprintf(items[base + i].dropped, 64, "%s", dropped[i]); }
-    else {
-    for (size_t i = 0; i < got; i++) if (renameat(dq, dropped[i], dsending, items[base + i].name)) die("rename in");
-    if (fsync(dq) || fsync(dsending)) die("fsync dirs");
-    }
-    pthread_mutex_unlock(&commit_mu);
-    pthread_mutex_lock(&mu); nitems += got; pthread_mutex_unlock(&mu);
-    curl_multi_wakeup(m);
+    pthread_mutex_lock(&mu); while (nitems - next_send > 1024) pthread_cond_wait(&roomcv, &mu); g.base = nitems; pthread_mutex_unlock(&mu);
+    if (!read_group(d, &g)) break;
+    commit_intake(&g);
+  }
+  pthread_mutex_lock(&mu); intake_eof = 1; pthread_mutex_unlock(&mu); curl_multi_wakeup(m);
+  return NULL; }
+// READS_ON_LOOP=1: courier's shape. The HTTP thread reads each group (between its turns of libcurl)
+// and hands it to this thread, which only commits it; up to two groups are out at once, one being
+// committed and one read ahead, as courier's loop reads ahead while a commit runs.
+static Group handed[2]; static int nhanded, handed_eof, reads_on_loop;
+static pthread_cond_t handedcv = PTHREAD_COND_INITIALIZER;
+static void *intake_commits(void *arg) { (void)arg;
+  for (int next = 0;; next ^= 1) {
+    pthread_mutex_lock(&mu); while (nhanded == 0 && !handed_eof) pthread_cond_wait(&handedcv, &mu);
+    int done = nhanded == 0; pthread_mutex_unlock(&mu);
+    if (done) break;
+    commit_intake(&handed[next]);
+    pthread_mutex_lock(&mu); nhanded--; pthread_mutex_unlock(&mu);
   }
   pthread_mutex_lock(&mu); intake_eof = 1; pthread_mutex_unlock(&mu); curl_multi_wakeup(m);
   return NULL; }
@@ -110,6 +133,7 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2; const char *url = argv[2];
   if (getenv("PAR")) par = atoi(getenv("PAR"));
   noclaim = getenv("NOCLAIM") && atoi(getenv("NOCLAIM"));
+  reads_on_loop = getenv("READS_ON_LOOP") && atoi(getenv("READS_ON_LOOP"));
   struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
   int root = open(argv[1], O_RDONLY | O_DIRECTORY); if (root < 0) die("spool");
   mkdirat(root, "sending", 0755); mkdirat(root, "sent", 0755); mkdirat(root, "ledger", 0755);
@@ -119,11 +143,21 @@ int main(int argc, char **argv) {
   items = calloc(2000000, sizeof(Item)); doneq = calloc(2000000, sizeof(Item *));
   curl_global_init(CURL_GLOBAL_DEFAULT); m = curl_multi_init();
   curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, (long)par);
-  pthread_t ti, ts; pthread_create(&ti, NULL, intake, NULL); pthread_create(&ts, NULL, settler, NULL);
+  pthread_t ti, ts; pthread_create(&ti, NULL, reads_on_loop ? intake_commits : intake, NULL); pthread_create(&ts, NULL, settler, NULL);
   Slot *slots = calloc(par, sizeof(Slot)); Slot **idle = calloc(par, sizeof(Slot *)); int nidle = 0;
   for (int i = 0; i < par; i++) { slots[i].h = curl_easy_init(); idle[nidle++] = &slots[i]; }
   size_t completed = 0;
+  DIR *loopdir = reads_on_loop ? fdopendir(dup(dq)) : NULL; size_t read_to = 0; int write_next = 0, read_eof = 0;
   for (;;) {
+    if (reads_on_loop && !read_eof) {
+      pthread_mutex_lock(&mu); int room = nhanded < 2 && read_to - next_send <= 1024; pthread_mutex_unlock(&mu);
+      if (room) {
+        Group *g = &handed[write_next]; g->base = read_to;
+        if (read_group(loopdir, g)) { read_to += g->got; write_next ^= 1; pthread_mutex_lock(&mu); nhanded++; }
+        else { read_eof = 1; pthread_mutex_lock(&mu); handed_eof = 1; }
+        pthread_cond_signal(&handedcv); pthread_mutex_unlock(&mu);
+      }
+    }
     pthread_mutex_lock(&mu); size_t avail = nitems; int eof = intake_eof; pthread_mutex_unlock(&mu);
     int started = 0;
     while (nidle > 0 && next_send < avail) { start(idle[--nidle], &items[next_send], url); next_send++; started = 1; }
