@@ -11,14 +11,18 @@ package struct CurlOptions: Sendable, Equatable {
     package var timeout: Duration
     /// `ca-file`: libcurl's CA file; nil keeps the system's.
     package var caFile: String?
+    /// `.environment` leaves libcurl to read the proxy variables at each
+    /// transfer; `.none` connects directly without reading them.
+    package var proxy: ProxyLookup
 
     /// Connecting gets at most this long, so a host that never answers
     /// fails fast even under a long request timeout.
     package static let connectLimit: Duration = .seconds(10)
 
-    package init(timeout: Duration, caFile: String? = nil) {
+    package init(timeout: Duration, caFile: String? = nil, proxy: ProxyLookup = .environment) {
         self.timeout = timeout
         self.caFile = caFile
+        self.proxy = proxy
     }
 
     /// The smaller of the request timeout and `connectLimit`.
@@ -34,6 +38,12 @@ package struct CurlOptions: Sendable, Equatable {
         try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        if proxy == .none {
+            // Both set, or libcurl still reads no_proxy and NO_PROXY; an
+            // empty proxy means none, an empty list excludes no host.
+            try easy.set(CURLOPT_PROXY, "")
+            try easy.set(CURLOPT_NOPROXY, "")
+        }
         try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         try easy.set(CURLOPT_TIMEOUT_MS, Int(timeout.milliseconds))
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeout.milliseconds))

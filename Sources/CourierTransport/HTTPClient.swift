@@ -17,14 +17,18 @@ package final class HTTPClient: Transport {
     private var idle: [DeliveryHandle] = []
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
     private let timeout: Duration
+    private let proxy: ProxyLookup
 
     /// Bytes of an answer courier reads before it hangs up: enough for any
     /// acknowledgement, and an endless body cannot hold a slot forever.
     static let answerLimit = 64 * 1024
 
-    package init(timeout: Duration) throws(CurlError) {
+    /// `proxy`: the process's proxy variables, looked at once here
+    /// (`ProxyLookup`) rather than by libcurl at every request.
+    package init(timeout: Duration, proxy: ProxyLookup = .ofProcess()) throws(CurlError) {
         self.multi = try CurlMulti()
         self.timeout = timeout
+        self.proxy = proxy
     }
 
     var activeCount: Int { running.count }
@@ -37,7 +41,8 @@ package final class HTTPClient: Transport {
     /// response comes out of `collect` with `tag`.
     package func start(_ request: DeliveryRequest, headers: HeaderLines, tag: Int) throws(CurlError) {
         // TLS, redirects, protocols and timeouts: the same rules as catalogs.
-        let handle = try self.handle(for: CurlOptions(timeout: timeout, caFile: request.subscriber.caFile))
+        let handle = try self.handle(
+            for: CurlOptions(timeout: timeout, caFile: request.subscriber.caFile, proxy: proxy))
         let transfer = Transfer(
             handle: handle, tag: tag, headers: CurlHeaderList(headers), capture: request.answerCapture)
         do {
