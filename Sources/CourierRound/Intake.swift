@@ -191,13 +191,13 @@ package struct Intake {
     }
 
     /// Validates one dropped file; flags it, leaves it, or returns its plan.
-    /// `planned`: the entries of the group this file joins; `committing`:
-    /// those of groups handed to a commit that has not finished. `ahead`:
+    /// `unsettled`: the entries of this round's groups that are not on disk
+    /// yet, the group this file joins and those handed to a commit that has
+    /// not finished; the file's own entries are added to it. `ahead`:
     /// the file as `readAhead` read it, if it did.
     func take(
         _ name: FileName, kind: FileStatus.Kind?, readAhead ahead: ReadAhead? = nil,
-        planned: inout [EntryName: [UInt8]], committing: [EntryName: [UInt8]], lookup: inout EntryLookup,
-        into report: inout IntakeReport
+        unsettled: inout [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
     )
         throws(SpoolError) -> Accepted?
     {
@@ -211,8 +211,8 @@ package struct Intake {
         switch SubscriberChoice.of(record, among: settings.subscribers) {
         case .chosen(let subscribers):
             return try plan(
-                name, file: file, readAs: readAs, record: record, for: subscribers, planned: &planned,
-                committing: committing, lookup: &lookup, into: &report)
+                name, file: file, readAs: readAs, record: record, for: subscribers,
+                unsettled: &unsettled, lookup: &lookup, into: &report)
         case .route(let workout):
             try keepRoute(record, for: workout, from: name, readAs: readAs, report: &report)
             return nil
@@ -310,14 +310,13 @@ package struct Intake {
     /// file (a conflict on any subscriber leaves it untouched for a person).
     private func plan(
         _ name: FileName, file: FileDescriptor, readAs: FileStatus?, record: Record, for subscribers: [Subscriber],
-        planned: inout [EntryName: [UInt8]], committing: [EntryName: [UInt8]], lookup: inout EntryLookup,
-        into report: inout IntakeReport
+        unsettled: inout [EntryName: [UInt8]], lookup: inout EntryLookup, into report: inout IntakeReport
     ) throws(SpoolError) -> Accepted? {
         var entries: [EntryName] = []
         var duplicates: [(EntryName, SpoolState)] = []
         for subscriber in subscribers {
             let entry = EntryName(key: DeliveryKey(id: record.id), subscriber: subscriber.name)
-            guard let existing = try existing(entry, planned: planned, committing: committing, lookup: &lookup)
+            guard let existing = try existing(entry, unsettled: unsettled, lookup: &lookup)
             else {
                 entries.append(entry)
                 continue
@@ -334,7 +333,7 @@ package struct Intake {
             }
             duplicates.append((entry, existing.state ?? .queued))
         }
-        for entry in entries { planned[entry] = record.bytes }
+        for entry in entries { unsettled[entry] = record.bytes }
         return Accepted(
             name: name, file: file, readAs: readAs, record: record,
             target: record.awaitRoute ? .awaitingRoute : .queued,
@@ -345,10 +344,9 @@ package struct Intake {
     /// state folder (another worker's claims too, on a shared spool); one
     /// that cannot be read counts as different bytes.
     private func existing(
-        _ entry: EntryName, planned: [EntryName: [UInt8]], committing: [EntryName: [UInt8]],
-        lookup: inout EntryLookup
+        _ entry: EntryName, unsettled: [EntryName: [UInt8]], lookup: inout EntryLookup
     ) throws(SpoolError) -> (bytes: [UInt8], place: String, state: SpoolState?)? {
-        if let earlier = planned[entry] ?? committing[entry] { return (earlier, "an earlier file of this round", nil) }
+        if let earlier = unsettled[entry] { return (earlier, "an earlier file of this round", nil) }
         guard let (state, folder) = try lookup.find(entry.fileName, in: spool) else { return nil }
         let place = folder.displayPath(of: entry.fileName)
         switch try spool.readChecked(entry.fileName, in: folder, limit: settings.maxRecordSize) {

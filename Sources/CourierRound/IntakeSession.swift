@@ -11,12 +11,13 @@ final class IntakeSession {
     private let intake: Intake
     private var group: [Intake.Accepted] = []
     private var groupBytes = 0
-    /// Entries this group will make, for duplicates within the group.
-    private var planned: [EntryName: [UInt8]] = [:]
-    /// Entries of groups handed to the commit thread whose commit has not
-    /// finished: not on disk yet, and duplicates of them are duplicates.
-    /// Earlier groups' entries are on disk.
-    private var committing: [EntryName: [UInt8]] = [:]
+    /// Entries not on disk yet, with their bytes: this group's, and those of
+    /// groups handed to the commit thread whose commit has not finished. A
+    /// record that would make one again is a duplicate of it; earlier
+    /// groups' entries are on disk and found there. One table for both, so
+    /// that a record costs one lookup and an entry moves from its group to
+    /// the commit without being copied from one table into another.
+    private var unsettled: [EntryName: [UInt8]] = [:]
     /// Groups handed and not committed yet, oldest first: their entries.
     private var handed: [[EntryName]] = []
     /// Groups planned under the serial lock's present hold, which goes on
@@ -100,8 +101,7 @@ final class IntakeSession {
         }
         guard
             let accepted = try intake.take(
-                name, kind: kind, readAhead: ahead, planned: &planned, committing: committing, lookup: &lookup,
-                into: &report)
+                name, kind: kind, readAhead: ahead, unsettled: &unsettled, lookup: &lookup, into: &report)
         else {
             if group.isEmpty { unlock() }
             return
@@ -114,7 +114,14 @@ final class IntakeSession {
     /// and come back as claimed items; the rest go to `queued/` (workouts
     /// waiting for a route to `awaitingRoute/`).
     func commit(sendNow: (EntryName) -> Bool = { _ in false }) throws(SpoolError) -> [DeliveryItem] {
-        defer { groupEnded() }
+        defer {
+            // Committed, or failed: either way no longer this round's to
+            // make, and a later file's duplicate check looks on disk.
+            for accepted in group {
+                for entry in accepted.entries { unsettled[entry] = nil }
+            }
+            groupEnded()
+        }
         let claimed = try IntakeCommit(session: intake.session, round: intake.round)
             .commit(group, sendNow: sendNow, into: &report)
         for accepted in group {
@@ -145,11 +152,10 @@ final class IntakeSession {
         }
         let plan = IntakeCommit(session: intake.session, round: intake.round).plan(group, sendNow: sendNow)
         let entries = group.flatMap(\.entries)
-        for entry in entries { committing[entry] = planned[entry] }
         handed.append(entries)
         groupsThisHold += 1
         // Names the commit makes: the listing holds them from now on, as
-        // `committing` does until they are on disk.
+        // `unsettled` does until they are on disk.
         for entry in entries { lookup.made(entry.fileName) }
         let handing = Handing(plan: plan, hold: serial)
         groupEnded()
@@ -166,7 +172,7 @@ final class IntakeSession {
             IntakeJob(
                 plan: plan, hold: GroupHold(handing.hold),
                 done: { [self] in
-                    for entry in handed.removeFirst() { committing[entry] = nil }
+                    for entry in handed.removeFirst() { unsettled[entry] = nil }
                     report.add(plan.counts)
                     arrived(plan.claimed)
                 }))
@@ -174,7 +180,6 @@ final class IntakeSession {
 
     private func groupEnded() {
         group.removeAll(keepingCapacity: true)
-        planned.removeAll(keepingCapacity: true)
         groupBytes = 0
         unlock()
     }

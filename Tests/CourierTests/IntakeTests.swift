@@ -113,16 +113,16 @@ import Testing
         try spool.dropRecord(id: "fine")
         let intake = Intake(
             session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now()))
-        var planned: [EntryName: [UInt8]] = [:]
+        var unsettled: [EntryName: [UInt8]] = [:]
         var report = IntakeReport()
         var lookup = EntryLookup()
         #expect(
             try intake.take(
-                FileName("fifo.json"), kind: nil, planned: &planned, committing: [:], lookup: &lookup, into: &report)
+                FileName("fifo.json"), kind: nil, unsettled: &unsettled, lookup: &lookup, into: &report)
                 == nil)
         #expect(report.flagged.count == 1)
         let fine = try intake.take(
-            FileName("fine.json"), kind: nil, planned: &planned, committing: [:], lookup: &lookup, into: &report)
+            FileName("fine.json"), kind: nil, unsettled: &unsettled, lookup: &lookup, into: &report)
         #expect(fine?.entries.map(\.description) == ["fine@alpha"])
         let stream = try spool.spool.directory(.queued).entries()
         while let name = try stream.next() {

@@ -39,13 +39,12 @@ import Testing
         sendNow: Bool = true
     ) throws -> IntakeCommit.Plan {
         let intake = intake(spool)
-        var planned: [EntryName: [UInt8]] = [:]
+        var unsettled: [EntryName: [UInt8]] = [:]
         var lookup = EntryLookup()
         var report = IntakeReport()
         let accepted = try #require(
             try intake.take(
-                FileName("export.json"), kind: nil, planned: &planned, committing: [:], lookup: &lookup,
-                into: &report))
+                FileName("export.json"), kind: nil, unsettled: &unsettled, lookup: &lookup, into: &report))
         // Past the file system's clock tick, so that the write moves the times.
         usleep(20_000)
         if moment == .beforePlan { try write(text, into: spool.path + "/queued/export.json") }
