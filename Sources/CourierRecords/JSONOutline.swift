@@ -224,24 +224,43 @@ package struct JSONOutline {
             }
         }
 
-        /// Moves `index` past whole 8-byte words of string bytes that need
-        /// no check of their own: printable ASCII, no `"` and no `\\`.
+        /// Moves `index` past the string bytes that need no check of their
+        /// own (printable ASCII, no `"` and no `\\`), eight at a time, to the
+        /// first byte that does, or to the last few bytes of the text. A
+        /// word with such a byte moves `index` straight to it: its plain
+        /// bytes before it are not looked at again one by one.
         mutating func skipPlainWords() {
             guard let base = bytes.baseAddress else { return }
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            while index + 8 <= bytes.count {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                // A byte of a word is zero (after the XOR: is that byte)
-                // exactly when the classic test sets some high bit.
-                let quote = word ^ (ones &* 0x22)
-                let backslash = word ^ (ones &* 0x5C)
-                let special =
-                    word | ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote)
-                    | ((backslash &- ones) & ~backslash)
-                guard special & highs == 0 else { return }
-                index += 8
+            let end = bytes.count
+            var at = index
+            while at + 8 <= end {
+                let found = Self.special(UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self)) & Self.highs
+                if found != 0 {
+                    // The lowest byte flagged is the first in memory, and
+                    // never a false one (see `special`).
+                    index = at + found.trailingZeroBitCount / 8
+                    return
+                }
+                at += 8
             }
+            index = at
+        }
+
+        private static var ones: UInt64 { 0x0101_0101_0101_0101 }
+        private static var highs: UInt64 { 0x8080_8080_8080_8080 }
+
+        /// A high bit set in each byte of `word` (little-endian: its first
+        /// byte lowest) that is a control, a non-ASCII byte, `"` or `\\`. A
+        /// byte of a word is zero (after the XOR: is that byte) when the
+        /// classic test sets its high bit. The test's borrow can set the
+        /// bit of a byte above one it found too, never below: the lowest
+        /// bit set is a byte that is special.
+        @inline(__always)
+        static func special(_ word: UInt64) -> UInt64 {
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            return word | ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote)
+                | ((backslash &- ones) & ~backslash)
         }
 
         mutating func string() -> Bool {

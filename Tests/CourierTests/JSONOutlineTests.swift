@@ -24,8 +24,8 @@ import Testing
             [0x7F], [0xC3, 0xA9], [0xC3], [0xFF], [0xED, 0xA0, 0x80], [0xF0, 0x9D, 0x84, 0x9E],
         ]
         for special in specials {
-            for offset in 0..<17 {
-                for tail in [0, 1, 7, 8, 9] {
+            for offset in 0..<33 {
+                for tail in [0, 1, 7, 8, 9, 15, 16, 17] {
                     let text =
                         Array(#"{"a":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: offset) + special
                         + Array(repeating: UInt8(ascii: "y"), count: tail) + Array(#""}"#.utf8)
