@@ -1,3 +1,4 @@
+import CourierIdentifiers
 import CourierPosix
 import CourierSpool
 
@@ -16,7 +17,10 @@ import CourierSpool
 /// only, and dropped when the lock's epoch shows that another process held
 /// the lock since the listing was taken (a command may have made a name);
 /// the round's own commits between groups hold it too, and keep the epoch.
-/// The names intake makes are added as it commits them.
+/// The names intake makes are added as it plans their commit, and a listing
+/// taken while planned commits are still out gets theirs when it is taken:
+/// they are not on disk to be listed, and once they are the listing is
+/// what says they exist.
 struct EntryLookup {
     private var listing: StateListing?
     /// Lookups made without a listing since the last one was dropped.
@@ -53,14 +57,16 @@ struct EntryLookup {
     }
 
     /// The state and folder holding `name`, as `Spool.find` answers.
-    mutating func find(_ name: FileName, in spool: Spool) throws(SpoolError)
-        -> (state: SpoolState, folder: DirectoryHandle)?
-    {
+    /// `unsettled`: the entries this process has planned and not yet seen
+    /// committed, which a listing taken now must hold.
+    mutating func find(
+        _ name: FileName, in spool: Spool, unsettled: Dictionary<EntryName, [UInt8]>.Keys
+    ) throws(SpoolError) -> (state: SpoolState, folder: DirectoryHandle)? {
         if let listing, !listing.mayHold(name) { return nil }
         let found = try spool.find(name)
         if listing == nil {
             lookups += 1
-            try listIfCheaper(spool)
+            try listIfCheaper(spool, unsettled: unsettled)
         }
         return found
     }
@@ -70,7 +76,9 @@ struct EntryLookup {
         listing?.add(name)
     }
 
-    private mutating func listIfCheaper(_ spool: Spool) throws(SpoolError) {
+    private mutating func listIfCheaper(_ spool: Spool, unsettled: Dictionary<EntryName, [UInt8]>.Keys)
+        throws(SpoolError)
+    {
         guard held != nil, spool.worker == nil else { return }
         let bytes: Int
         if let known = listingBytes {
@@ -80,7 +88,9 @@ struct EntryLookup {
             listingBytes = bytes
         }
         guard lookups * Self.lookupBytes >= bytes else { return }
-        listing = try spool.listStateFolders()
+        var listed = try spool.listStateFolders()
+        for entry in unsettled { listed.add(entry.fileName) }
+        listing = listed
         listedIn = held
     }
 }

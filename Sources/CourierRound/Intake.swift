@@ -347,7 +347,9 @@ package struct Intake {
         _ entry: EntryName, unsettled: [EntryName: [UInt8]], lookup: inout EntryLookup
     ) throws(SpoolError) -> (bytes: [UInt8], place: String, state: SpoolState?)? {
         if let earlier = unsettled[entry] { return (earlier, "an earlier file of this round", nil) }
-        guard let (state, folder) = try lookup.find(entry.fileName, in: spool) else { return nil }
+        guard let (state, folder) = try lookup.find(entry.fileName, in: spool, unsettled: unsettled.keys) else {
+            return nil
+        }
         let place = folder.displayPath(of: entry.fileName)
         switch try spool.readChecked(entry.fileName, in: folder, limit: settings.maxRecordSize) {
         case .read(let stored): return (stored, place, state)

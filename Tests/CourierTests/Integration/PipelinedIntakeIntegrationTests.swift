@@ -72,6 +72,46 @@ import Testing
     }
 
     @Test(
+        "a record dropped again after its group committed is a duplicate, when the next group listed the folders while that group was out"
+    )
+    func aListingTakenBehindAHandedGroupHoldsItsEntries() throws {
+        // (Found by an attack on the one table of entries not on disk yet;
+        // the two tables before it had the same gap.)
+        let spool = try Self.spool()
+        try spool.dropRecord(id: "a")
+        for index in 0..<20 { try spool.dropRecord(id: "other\(index)") }
+        let intake = Self.intake(spool)
+        let commits = GroupCommit(session: spool.session, log: .silent)
+        var listedWhileOut = false
+        try commits.exclusive { () throws(RoundError) in
+            try Self.takeIn("a.json", intake, commits) { _ in }
+            // The first group's commit waits for the session this test
+            // holds; the next group's lookups pay for a listing, taken
+            // while a@alpha.json is not on disk yet.
+            for index in 0..<20 {
+                do throws(SpoolError) { try intake.offer(FileName("other\(index).json"), kind: nil) } catch {
+                    throw .spool(error)
+                }
+            }
+            listedWhileOut = intake.lookup.isListing
+        }
+        // The first group is on disk, and its entries have left the table.
+        try commits.waitForRunning()
+        #expect(listedWhileOut, "the test needs the listing taken while the first group was out")
+        try spool.dropRecord(id: "a")
+        try commits.exclusive { () throws(RoundError) in
+            do throws(SpoolError) { try intake.offer(FileName("a.json"), kind: nil) } catch { throw .spool(error) }
+            if let handing = intake.plan(sendNow: { _ in false }) {
+                try intake.hand(handing, to: commits, arrived: { _ in })
+            }
+        }
+        try commits.finish()
+
+        #expect(try spool.ledger().filter { $0.key == "a" }.map(\.event) == [.accepted, .duplicate])
+        #expect(try spool.placements()["a@alpha.json"] == [.sending])
+    }
+
+    @Test(
         "a pass stopped with a group not yet committed leaves that group's file in queued/ and lets go of the serial lock"
     )
     func aStoppedPassLeavesItsWaitingGroupsQueued() throws {
