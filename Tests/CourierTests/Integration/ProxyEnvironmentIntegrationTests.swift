@@ -72,4 +72,46 @@ import Testing
         #expect(server.requests.count == 1)
         withExtendedLifetime(proxy) {}
     }
+
+    @Test("only ALL_PROXY, upper case, set: a round's requests go to that proxy")
+    func upperCaseAllProxyIsUsed() throws {
+        let server = try LoopbackServer(status: 204)
+        let proxy = try RefusingPort()
+        let round = try Self.deliverOne(to: server, environment: ["ALL_PROXY": "http://\(proxy.address)"])
+        #expect(server.requests.isEmpty)
+        #expect(round.sent.isEmpty)
+        #expect(round.ledger.contains("port \(proxy.port)"), "\(round.ledger)")
+        withExtendedLifetime(proxy) {}
+    }
+
+    @Test("only all_proxy naming a SOCKS5 proxy: a round's requests go to it")
+    func socksAllProxyIsUsed() throws {
+        let server = try LoopbackServer(status: 204)
+        let proxy = try RefusingPort()
+        let round = try Self.deliverOne(to: server, environment: ["all_proxy": "socks5h://\(proxy.address)"])
+        #expect(server.requests.isEmpty)
+        #expect(round.sent.isEmpty)
+        withExtendedLifetime(proxy) {}
+    }
+
+    @Test("only HTTP_PROXY, upper case, set: libcurl ignores it for http URLs, and so does courier")
+    func upperCaseHTTPProxyIsIgnored() throws {
+        let server = try LoopbackServer(status: 204)
+        let proxy = try RefusingPort()
+        let round = try Self.deliverOne(to: server, environment: ["HTTP_PROXY": "http://\(proxy.address)"])
+        #expect(round.run.output.contains("1 sent"), "\(round.run.output) \(round.run.error)")
+        #expect(server.requests.count == 1)
+        withExtendedLifetime(proxy) {}
+    }
+
+    @Test("no_proxy=* with a proxy set: direct, as libcurl does")
+    func noProxyStarIsDirect() throws {
+        let server = try LoopbackServer(status: 204)
+        let proxy = try RefusingPort()
+        let round = try Self.deliverOne(
+            to: server, environment: ["all_proxy": "http://\(proxy.address)", "NO_PROXY": "*"])
+        #expect(round.run.output.contains("1 sent"), "\(round.run.output) \(round.run.error)")
+        #expect(server.requests.count == 1)
+        withExtendedLifetime(proxy) {}
+    }
 }
