@@ -20,15 +20,64 @@ struct IntakeCommit {
     let round: RoundID
 
     /// A group's commit, planned: what `carryOut` does, and what the group
-    /// comes to once it is done.
+    /// comes to once it is done. What each entry becomes is decided here;
+    /// the transition that says so in lines and moves is made by
+    /// `transition()`, where the commit is carried out: on the commit
+    /// thread, off the pass's loop, which sets the round's pace.
     struct Plan {
-        let transition: Transition
-        /// For the entries whose dropped file a person moved away meanwhile.
+        /// For the transition, and for the entries whose dropped file a
+        /// person moved away meanwhile.
         let group: [Intake.Accepted]
+        /// Each accepted file's entries' states, in `entries` order.
+        let targets: [[SpoolState]]
+        /// The time the group's ledger lines say.
+        let time: Timestamp
+        let round: RoundID
         /// The entries that go to `sending/`, with their bytes.
         let claimed: [DeliveryItem]
         /// What the group adds to the intake report.
         let counts: IntakeReport
+
+        /// The dropped bytes reach the disk before any name or line says
+        /// they are an entry: after a power cut an entry is never empty
+        /// (Postfix's pickup does the same before cleanup takes a message).
+        func transition() -> Transition {
+            var transition = Transition()
+            transition.durable = group.filter { !$0.entries.isEmpty && !$0.isForeign }.map(\.file)
+            for accepted in group { IntakeCommit.lines(accepted, now: time, round: round, into: &transition.lines) }
+            for (accepted, targets) in zip(group, targets) {
+                // A producer's file stays the producer's after a rename: it
+                // could still rewrite or remove the entry, and courier may not
+                // set its time. Every entry of it is courier's own copy.
+                for (entry, target) in zip(accepted.entries, targets).dropFirst(accepted.isForeign ? 0 : 1) {
+                    transition.newFiles.append(
+                        .init(accepted.record.bytes, as: entry.fileName, in: .state(target), replacing: false))
+                }
+                guard !accepted.isForeign, let first = accepted.entries.first, let target = targets.first else {
+                    // A dropped file every subscriber already had, or a
+                    // producer's copied above, goes; not another file a script
+                    // renamed over its name since, nor one written into since:
+                    // that is another record, for the next intake.
+                    transition.removals.append(
+                        .init(accepted.name, in: .state(.queued), expected: accepted.readAs.map { .unwritten($0) }))
+                    continue
+                }
+                // Only the file read, as read: one a script renamed over the
+                // dropped name since, or wrote into in place, is another record
+                // and stays there for the next intake, and the entry is written
+                // from the bytes read, as for a file moved away. What the ledger
+                // says was accepted is what the entry holds, and what is sent.
+                // An entry's modification time is its intake time: route-wait
+                // and prune count from it, not from when a script wrote it (or
+                // what `cp -p` kept). Set through the descriptor intake read
+                // by: no lookup of the name in a large queued/.
+                transition.moves.append(
+                    .init(
+                        accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
+                        expected: accepted.readAs.map { .unwritten($0) }, touching: accepted.file))
+            }
+            return transition
+        }
     }
 
     /// Commits the group here and now. Returns the entries that went to
@@ -43,8 +92,9 @@ struct IntakeCommit {
         return plan.claimed
     }
 
-    /// The group's transition and what it comes to; nothing is changed
-    /// yet. `sendNow` is asked here, on the pass's thread.
+    /// What the group's entries become and what the group comes to;
+    /// nothing is changed yet. `sendNow` is asked here, on the pass's
+    /// thread.
     func plan(_ group: [Intake.Accepted], sendNow: (EntryName) -> Bool) -> Plan {
         let now = Timestamp.now()
         // Asked once per entry: the answer may count what stays queued.
@@ -52,43 +102,6 @@ struct IntakeCommit {
             accepted.entries.map { entry in
                 accepted.target == .queued && sendNow(entry) ? SpoolState.sending : accepted.target
             }
-        }
-        var transition = Transition()
-        // The dropped bytes reach the disk before any name or line says
-        // they are an entry: after a power cut an entry is never empty
-        // (Postfix's pickup does the same before cleanup takes a message).
-        transition.durable = group.filter { !$0.entries.isEmpty && !$0.isForeign }.map(\.file)
-        for accepted in group { lines(accepted, now: now, into: &transition.lines) }
-        for (accepted, targets) in zip(group, targets) {
-            // A producer's file stays the producer's after a rename: it
-            // could still rewrite or remove the entry, and courier may not
-            // set its time. Every entry of it is courier's own copy.
-            for (entry, target) in zip(accepted.entries, targets).dropFirst(accepted.isForeign ? 0 : 1) {
-                transition.newFiles.append(
-                    .init(accepted.record.bytes, as: entry.fileName, in: .state(target), replacing: false))
-            }
-            guard !accepted.isForeign, let first = accepted.entries.first, let target = targets.first else {
-                // A dropped file every subscriber already had, or a
-                // producer's copied above, goes; not another file a script
-                // renamed over its name since, nor one written into since:
-                // that is another record, for the next intake.
-                transition.removals.append(
-                    .init(accepted.name, in: .state(.queued), expected: accepted.readAs.map { .unwritten($0) }))
-                continue
-            }
-            // Only the file read, as read: one a script renamed over the
-            // dropped name since, or wrote into in place, is another record
-            // and stays there for the next intake, and the entry is written
-            // from the bytes read, as for a file moved away. What the ledger
-            // says was accepted is what the entry holds, and what is sent.
-            // An entry's modification time is its intake time: route-wait
-            // and prune count from it, not from when a script wrote it (or
-            // what `cp -p` kept). Set through the descriptor intake read
-            // by: no lookup of the name in a large queued/.
-            transition.moves.append(
-                .init(
-                    accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
-                    expected: accepted.readAs.map { .unwritten($0) }, touching: accepted.file))
         }
         var counts = IntakeReport()
         counts.groups = 1
@@ -101,7 +114,7 @@ struct IntakeCommit {
                 claimed.append(DeliveryItem(entry: entry, body: accepted.record.bytes, fields: accepted.record.outbox))
             }
         }
-        return Plan(transition: transition, group: group, claimed: claimed, counts: counts)
+        return Plan(group: group, targets: targets, time: now, round: round, claimed: claimed, counts: counts)
     }
 
     /// The planned commit, with `settled` (a group commit's transition)
@@ -113,7 +126,7 @@ struct IntakeCommit {
     static func carryOut(_ plan: Plan, with settled: Transition? = nil, in session: SpoolSession)
         throws(SpoolError) -> [String]
     {
-        var transition = plan.transition
+        var transition = plan.transition()
         if let settled { transition.append(settled) }
         let committed = try session.commit(transition)
         var rewritten = Transition()
@@ -131,7 +144,9 @@ struct IntakeCommit {
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.
-    private func lines(_ accepted: Intake.Accepted, now: Timestamp, into lines: inout [LedgerLine]) {
+    private static func lines(
+        _ accepted: Intake.Accepted, now: Timestamp, round: RoundID, into lines: inout [LedgerLine]
+    ) {
         let origin = FlaggedName.printable(accepted.name)
         let event: LedgerEvent = accepted.record.awaitRoute ? .awaitingRoute : .accepted
         let detail = "kind=\(accepted.record.kind) from \(origin)"
