@@ -15,17 +15,6 @@ import Testing
 /// of entries not on disk yet; the handed groups' trials found a listing
 /// that lacked them, PipelinedIntakeTests.)
 @Suite(.tags(.integration)) struct IntakeModelTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func spool() throws -> TemporarySpool {
         try TemporarySpool(subscribers: [
             TemporarySpool.subscriber("alpha", url: "http://127.0.0.1:9/"),
@@ -33,14 +22,8 @@ import Testing
         ])
     }
 
-    static func intake(_ spool: TemporarySpool) -> IntakeSession {
-        IntakeSession(
-            intake: Intake(
-                session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())))
-    }
-
     /// A random record: few ids, two bodies, subscriber lists that overlap.
-    static func record(_ g: inout SplitMix) -> (text: String, id: String, subscribers: [String]) {
+    static func record(_ g: inout SeededGenerator) -> (text: String, id: String, subscribers: [String]) {
         let id = ["a", "b", "c"][Int.random(in: 0..<3, using: &g)]
         let x = Int.random(in: 0...1, using: &g)
         let lists: [[String]?] = [nil, ["alpha"], ["beta"], ["beta", "alpha"], ["alpha", "beta"]]
@@ -79,13 +62,24 @@ import Testing
         return found
     }
 
+    /// What intake made, against what the model made: every entry with
+    /// its first bytes, each flagged file, no dropped file left, one
+    /// `accepted` line per entry.
+    static func expect(_ spool: TemporarySpool, toMatch model: Model, trial: Int) throws {
+        #expect(try onDisk(spool) == model.entries, "trial \(trial)")
+        #expect(try spool.names(in: .needsAttention).count == model.flagged, "trial \(trial)")
+        #expect(try spool.names(in: .queued).allSatisfy { !$0.hasPrefix("f") }, "trial \(trial)")
+        let accepted = try spool.ledger().filter { $0.event == .accepted }
+        #expect(accepted.count == model.entries.count, "trial \(trial): \(accepted.map(\.key))")
+    }
+
     @Test("random hostile drops, groups committed on the loop: what intake makes is what the model makes")
     func synchronousGroups() throws {
-        var g = SplitMix(state: 1)
+        var g = SeededGenerator(seed: 1)
         for trial in 0..<40 {
             let spool = try Self.spool()
             var model = Model()
-            let intake = Self.intake(spool)
+            let intake = PipelinedIntakeTests.intake(spool)
             for index in 0..<Int.random(in: 5...30, using: &g) {
                 let (text, id, subscribers) = Self.record(&g)
                 try spool.drop(text, as: "f\(index).json")
@@ -97,22 +91,17 @@ import Testing
                 }
             }
             _ = try intake.commit(sendNow: { _ in false })
-            let disk = try Self.onDisk(spool)
-            #expect(disk == model.entries, "trial \(trial)")
-            #expect(try spool.names(in: .needsAttention).count == model.flagged, "trial \(trial)")
-            #expect(try spool.names(in: .queued).allSatisfy { !$0.hasPrefix("f") }, "trial \(trial)")
-            let accepted = try spool.ledger().filter { $0.event == .accepted }
-            #expect(accepted.count == model.entries.count, "trial \(trial): \(accepted.map(\.key))")
+            try Self.expect(spool, toMatch: model, trial: trial)
         }
     }
 
     @Test("random hostile drops, groups handed to the commit thread, done at random later turns: the same")
     func handedGroups() throws {
-        var g = SplitMix(state: 2)
+        var g = SeededGenerator(seed: 2)
         for trial in 0..<40 {
             let spool = try Self.spool()
             var model = Model()
-            let intake = Self.intake(spool)
+            let intake = PipelinedIntakeTests.intake(spool)
             let commits = GroupCommit(session: spool.session, log: .silent)
             var index = 0
             let files = Int.random(in: 5...30, using: &g)
@@ -143,12 +132,7 @@ import Testing
                 }
             }
             try commits.finish()
-            let disk = try Self.onDisk(spool)
-            #expect(disk == model.entries, "trial \(trial)")
-            #expect(try spool.names(in: .needsAttention).count == model.flagged, "trial \(trial)")
-            #expect(try spool.names(in: .queued).allSatisfy { !$0.hasPrefix("f") }, "trial \(trial)")
-            let accepted = try spool.ledger().filter { $0.event == .accepted }
-            #expect(accepted.count == model.entries.count, "trial \(trial): \(accepted.map(\.key))")
+            try Self.expect(spool, toMatch: model, trial: trial)
         }
     }
 
@@ -161,7 +145,7 @@ import Testing
         // a@beta is new, a@alpha conflicts: the file is flagged.
         try spool.drop(#"{"id":"a","kind":"sleep","subscribers":["beta","alpha"]}"#, as: "two.json")
         try spool.drop(#"{"id":"a","kind":"sleep","subscribers":["beta"]}"#, as: "three.json")
-        let intake = Self.intake(spool)
+        let intake = PipelinedIntakeTests.intake(spool)
         let commits = GroupCommit(session: spool.session, log: .silent)
         try commits.exclusive { () throws(RoundError) in
             do throws(SpoolError) { try intake.offer(FileName("one.json"), kind: nil) } catch { throw .spool(error) }
@@ -187,7 +171,7 @@ import Testing
     func failedSynchronousCommitForgetsItsEntries() throws {
         let spool = try Self.spool()
         try spool.drop(#"{"id":"a","kind":"sleep","subscribers":["alpha"]}"#, as: "one.json")
-        let intake = Self.intake(spool)
+        let intake = PipelinedIntakeTests.intake(spool)
         spool.session.faults = FaultPlan(failing: .write, at: 1, with: Errno(EIO))
         try intake.offer(FileName("one.json"), kind: nil)
         #expect(throws: SpoolError.self) { _ = try intake.commit() }

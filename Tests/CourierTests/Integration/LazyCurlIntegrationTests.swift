@@ -10,18 +10,8 @@ import Testing
     func curlIsLoadedOnlyToSend() throws {
         let server = try LoopbackServer(status: 204)
         let directory = TemporaryDirectory("lazy-curl")
-        try directory.write(
-            """
-            [courier]
-            spool = spool
-            settle = 0s
-
-            [subscriber hook]
-            url = \(server.url)
-            """, to: "courier.conf")
-        let config = directory.path + "/courier.conf"
         let binary = try CourierBinary.locate()
-        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let config = try binary.initializeSpool(in: directory, subscriberURL: server.url)
 
         let empty = try binary.run(["--config", config, "run"], environment: ["LD_DEBUG": "files"])
         #expect(empty.status == 0, "\(empty.error.suffix(500))")

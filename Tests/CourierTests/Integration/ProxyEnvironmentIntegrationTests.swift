@@ -19,18 +19,8 @@ import Testing
         run: CourierBinary.Result, ledger: String, sent: [String]
     ) {
         let directory = TemporaryDirectory("proxy-environment")
-        try directory.write(
-            """
-            [courier]
-            spool = spool
-            settle = 0s
-
-            [subscriber hook]
-            url = \(server.url)
-            """, to: "courier.conf")
-        let config = directory.path + "/courier.conf"
         let binary = try CourierBinary.locate()
-        #expect(try binary.run(["--config", config, "init"]).status == 0)
+        let config = try binary.initializeSpool(in: directory, subscriberURL: server.url)
         try directory.write(#"{"id":"r-1","kind":"sleep"}"#, to: "spool/queued/r1.json")
         let run = try binary.run(
             ["--config", config, "run"], environment: noProxyVariables.merging(environment) { $1 })

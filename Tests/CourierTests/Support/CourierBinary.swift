@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Testing
 
 /// The built `courier` executable, run as a person or systemd would.
 struct CourierBinary {
@@ -79,5 +80,26 @@ struct CourierBinary {
         for (key, value) in environment { merged[key] = value }
         process.environment = merged
         return process
+    }
+}
+
+extension CourierBinary {
+    /// `courier.conf` in `directory`: one subscriber, `hook`, at `url`,
+    /// its spool `spool/` beside it, made with `courier init`, and intake
+    /// without the settle wait. Returns the configuration's path.
+    func initializeSpool(in directory: TemporaryDirectory, subscriberURL url: String) throws -> String {
+        try directory.write(
+            """
+            [courier]
+            spool = spool
+            settle = 0s
+
+            [subscriber hook]
+            url = \(url)
+            """, to: "courier.conf")
+        let config = directory.path + "/courier.conf"
+        let initialized = try run(["--config", config, "init"])
+        #expect(initialized.status == 0, "\(initialized.error)")
+        return config
     }
 }
