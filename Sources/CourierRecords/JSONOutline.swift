@@ -234,7 +234,9 @@ package struct JSONOutline {
             let end = bytes.count
             var at = index
             while at + 8 <= end {
-                let found = Self.special(UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self)) & Self.highs
+                // Little-endian whatever the host: the word's first byte is its lowest.
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
+                let found = Self.special(word) & Self.highs
                 if found != 0 {
                     // The lowest byte flagged is the first in memory, and
                     // never a false one (see `special`).
@@ -249,8 +251,8 @@ package struct JSONOutline {
         private static var ones: UInt64 { 0x0101_0101_0101_0101 }
         private static var highs: UInt64 { 0x8080_8080_8080_8080 }
 
-        /// A high bit set in each byte of `word` (little-endian: its first
-        /// byte lowest) that is a control, a non-ASCII byte, `"` or `\\`. A
+        /// A high bit set in each byte of `word` (its first byte lowest)
+        /// that is a control, a non-ASCII byte, `"` or `\\`. A
         /// byte of a word is zero (after the XOR: is that byte) when the
         /// classic test sets its high bit. The test's borrow can set the
         /// bit of a byte above one it found too, never below: the lowest

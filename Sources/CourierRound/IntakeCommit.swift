@@ -38,11 +38,13 @@ struct IntakeCommit {
         /// What the group adds to the intake report.
         let counts: IntakeReport
 
-        /// The dropped bytes reach the disk before any name or line says
-        /// they are an entry: after a power cut an entry is never empty
-        /// (Postfix's pickup does the same before cleanup takes a message).
+        /// The transition that carries the plan out: the group's lines,
+        /// its copies for second subscribers, its moves and removals.
         func transition() -> Transition {
             var transition = Transition()
+            // The dropped bytes reach the disk before any name or line says
+            // they are an entry: after a power cut an entry is never empty
+            // (Postfix's pickup does the same before cleanup takes a message).
             transition.durable = group.filter { !$0.entries.isEmpty && !$0.isForeign }.map(\.file)
             for accepted in group { IntakeCommit.lines(accepted, now: time, round: round, into: &transition.lines) }
             for (accepted, targets) in zip(group, targets) {

@@ -1,17 +1,15 @@
 import Foundation
 import Testing
 
+@testable import CourierTransport
+
 /// A round's requests follow the proxy variables of courier's environment
 /// as libcurl reads them, although courier looks at them once per round
 /// (`ProxyLookup`) and, where none is set, tells libcurl there is no proxy.
 @Suite(.tags(.integration)) struct ProxyEnvironmentTests {
     /// Every variable libcurl reads for a proxy, empty: what the test
     /// runner's own environment holds cannot decide these tests.
-    static let noProxyVariables = Dictionary(
-        uniqueKeysWithValues: [
-            "no_proxy", "NO_PROXY", "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
-            "all_proxy", "ALL_PROXY",
-        ].map { ($0, "") })
+    static let noProxyVariables = Dictionary(uniqueKeysWithValues: ProxyLookup.variables.map { ($0, "") })
 
     /// Runs one round over one dropped record to `server`, with
     /// `environment` over the empty proxy variables.
