@@ -62,36 +62,41 @@ package final class FileDescriptor {
         while result.count < limit {
             if result.count == capacity { capacity = min(limit, capacity * 2) }
             let start = result.count
-            let room = capacity - start
-            var failure: Errno?
-            var count = 0
-            result.reserveCapacity(capacity)
-            let fd = rawValue
-            result.append(contentsOf: repeatElement(0, count: room))
-            while true {
-                // errno is read inside the closure, right after read(2).
-                var error = Errno(0)
-                count = result.withUnsafeMutableBytes { buffer in
-                    guard let base = buffer.baseAddress else { return 0 }
-                    let count = Glibc.read(fd, base + start, room)
-                    if count < 0 { error = Errno.current }
-                    return count
-                }
-                if count >= 0 { break }
-                if error != .interrupted {
-                    failure = error
-                    break
-                }
-            }
-            result.removeLast(room - max(count, 0))
-            if let failure { throw SystemError("read", path: path, failure) }
-            if count == 0 { break }
-            if let size, start == 0, count == size, count < room { break }
+            let chunk = try readChunk(upTo: capacity - start)
+            if start == 0 { result = chunk } else { result.append(contentsOf: chunk) }
+            if chunk.isEmpty { break }
+            if let size, start == 0, chunk.count == size, chunk.count < capacity { break }
         }
         return result
     }
 
-    /// Writes every byte; a short write is continued, never dropped.
+    /// One read(2) of at most `room` bytes (again on EINTR) into a new
+    /// array's uninitialized storage: the bytes the read fills are never
+    /// zeroed first. Nearly every file is read by the first chunk alone.
+    private func readChunk(upTo room: Int) throws(SystemError) -> [UInt8] {
+        let fd = rawValue
+        var failure: Errno?
+        let chunk = [UInt8](unsafeUninitializedCapacity: room) { buffer, initialized in
+            initialized = 0
+            guard let base = buffer.baseAddress else { return }
+            while true {
+                let count = Glibc.read(fd, base, room)
+                if count >= 0 {
+                    initialized = count
+                    return
+                }
+                // errno is read right after read(2).
+                let error = Errno.current
+                if error != .interrupted {
+                    failure = error
+                    return
+                }
+            }
+        }
+        if let failure { throw SystemError("read", path: path, failure) }
+        return chunk
+    }
+
     /// At most `limit` bytes from `offset` on (pread: the file position is
     /// left alone); fewer at the end of the file.
     package func read(from offset: Int, upTo limit: Int) throws(SystemError) -> [UInt8] {
@@ -116,6 +121,7 @@ package final class FileDescriptor {
         return result
     }
 
+    /// Writes every byte; a short write is continued, never dropped.
     package func write(_ bytes: some Collection<UInt8>) throws(SystemError) {
         let contiguous = Array(bytes)
         var offset = 0
