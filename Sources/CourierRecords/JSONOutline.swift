@@ -225,14 +225,31 @@ package struct JSONOutline {
         }
 
         /// Moves `index` past the string bytes that need no check of their
-        /// own (printable ASCII, no `"` and no `\\`), eight at a time, to the
-        /// first byte that does, or to the last few bytes of the text. A
-        /// word with such a byte moves `index` straight to it: its plain
-        /// bytes before it are not looked at again one by one.
+        /// own (printable ASCII, no `"` and no `\\`), sixteen and then eight
+        /// at a time, to the first byte that does, or to the last few bytes
+        /// of the text. A block with such a byte moves `index` straight to
+        /// it: its plain bytes before it are not looked at again one by one.
         mutating func skipPlainWords() {
             guard let base = bytes.baseAddress else { return }
             let end = bytes.count
             var at = index
+            // Three compares a block, one instruction each with SSE2 or NEON:
+            // a record's long strings cost a quarter of the word loop's work.
+            while at + 16 <= end {
+                let block = UnsafeRawPointer(base + at).loadUnaligned(as: SIMD16<Int8>.self)
+                // Signed, a control byte and a non-ASCII one are both below a space.
+                let special = (block .< Self.spaces) .| (block .== Self.quotes) .| (block .== Self.backslashes)
+                if any(special) {
+                    // Lane 0 is the block's first byte, the low byte of the
+                    // first half read little-endian.
+                    let flags = SIMD16<Int8>(repeating: 0).replacing(with: -1, where: special)
+                    let (first, second) = unsafeBitCast(flags, to: (UInt64, UInt64).self)
+                    let low = UInt64(littleEndian: first), high = UInt64(littleEndian: second)
+                    index = at + (low != 0 ? low.trailingZeroBitCount / 8 : 8 + high.trailingZeroBitCount / 8)
+                    return
+                }
+                at += 16
+            }
             while at + 8 <= end {
                 // Little-endian whatever the host: the word's first byte is its lowest.
                 let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
@@ -248,6 +265,9 @@ package struct JSONOutline {
             index = at
         }
 
+        private static var spaces: SIMD16<Int8> { SIMD16(repeating: 0x20) }
+        private static var quotes: SIMD16<Int8> { SIMD16(repeating: 0x22) }
+        private static var backslashes: SIMD16<Int8> { SIMD16(repeating: 0x5C) }
         private static var ones: UInt64 { 0x0101_0101_0101_0101 }
         private static var highs: UInt64 { 0x8080_8080_8080_8080 }
 
