@@ -106,9 +106,13 @@ final class CurlEasy {
     }
 
     /// The last value of a response header, if the server sent it.
-    func header(_ name: String) -> String? {
+    /// `name` is a literal: libcurl is given its bytes, NUL-ended, as they
+    /// are (a String would be copied into a new C string per answer).
+    func header(_ name: StaticString) -> String? {
+        precondition(name.hasPointerRepresentation, "a header name of more than one character")
         var found: UnsafeMutablePointer<curl_header>?
-        guard courier_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK, let found,
+        let cName = UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
+        guard courier_easy_header(handle, cName, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK, let found,
             let value = found.pointee.value
         else { return nil }
         return String(cString: value)
