@@ -72,11 +72,14 @@ struct IntakeCommit {
                 // An entry's modification time is its intake time: route-wait
                 // and prune count from it, not from when a script wrote it (or
                 // what `cp -p` kept). Set through the descriptor intake read
-                // by: no lookup of the name in a large queued/.
+                // by (no lookup of the name in a large queued/), unless the
+                // file's own time is that to the minute (`keepsItsOwnTime`).
+                let touching =
+                    IntakeCommit.keepsItsOwnTime(modified: accepted.readAs?.modified, at: time) ? nil : accepted.file
                 transition.moves.append(
                     .init(
                         accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
-                        expected: accepted.readAs.map { .unwritten($0) }, touching: accepted.file))
+                        expected: accepted.readAs.map { .unwritten($0) }, touching: touching))
             }
             return transition
         }
@@ -143,6 +146,24 @@ struct IntakeCommit {
         }
         try session.commit(rewritten)
         return warnings
+    }
+
+    /// How long before its intake a dropped file may have been written and
+    /// keep its own modification time as its entry's intake time.
+    /// Route-wait, prune and the age metrics count in minutes and days; a
+    /// futimens per record was 4 % of a round's commit thread, the thread
+    /// that sets the pace of batch mode.
+    static let freshness: Duration = .seconds(60)
+
+    /// Whether a dropped file's modification time, as intake read it (nil:
+    /// not read), may stand for its intake time (the file is not touched): written in the
+    /// `freshness` before `time`, and not holding a deferral's nanoseconds
+    /// (`DeferralStamp`). A time further back (`cp -p`, `touch -d`, a file
+    /// that waited for a round), one in the future, or none, and the file
+    /// is touched as before.
+    static func keepsItsOwnTime(modified: Timestamp?, at time: Timestamp) -> Bool {
+        guard let modified, modified <= time, time - modified <= freshness else { return false }
+        return DeferralStamp(modified: modified) == nil
     }
 
     /// `accepted` (or `awaitingRoute`) per new entry, `duplicate` per repeat.

@@ -36,6 +36,56 @@ import Testing
         #expect(sent.modified > hourAgo)
     }
 
+    @Test(
+        "a dropped file written in the minute before intake keeps its own time, which is its intake time to the minute")
+    func aFreshDropKeepsItsOwnTime() throws {
+        let (spool, _) = try Self.spoolWithServer()
+        let written = Timestamp(secondsSinceEpoch: Timestamp.now().secondsSinceEpoch - 10, nanoseconds: 123_456_789)
+        try spool.dropRecord(id: "fresh")
+        try spool.spool.directory(.queued).setModified(FileName("fresh.json"), to: written)
+        _ = try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
+        let entry = try #require(try spool.spool.directory(.queued).status(of: FileName("fresh@alpha.json")))
+        #expect(entry.modified == written)
+    }
+
+    @Test(
+        "a dropped file dated ahead, or holding a deferral's nanoseconds, is stamped with the intake time",
+        arguments: [(3_600, 0), (-10, 7)])
+    func anOddlyDatedDropIsStamped(secondsFromNow: Int64, nanoseconds: Int64) throws {
+        let (spool, _) = try Self.spoolWithServer()
+        let before = Timestamp.now()
+        let written = Timestamp(
+            secondsSinceEpoch: before.secondsSinceEpoch + secondsFromNow, nanoseconds: nanoseconds)
+        try spool.dropRecord(id: "odd")
+        try spool.spool.directory(.queued).setModified(FileName("odd.json"), to: written)
+        _ = try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
+        let entry = try #require(try spool.spool.directory(.queued).status(of: FileName("odd@alpha.json")))
+        #expect(entry.modified != written)
+        #expect(entry.modified >= before - .seconds(1) && entry.modified <= Timestamp.now())
+        #expect(DeferralStamp(modified: entry.modified) == nil)
+    }
+
+    @Test("a file's own time stands for its intake time only within the minute before it, and never without a status")
+    func ownTimeWindow() {
+        let now = Timestamp(secondsSinceEpoch: 1_800_000_000, nanoseconds: 500_000_000)
+        func keeps(_ ago: Duration) -> Bool {
+            IntakeCommit.keepsItsOwnTime(modified: now - ago, at: now)
+        }
+        #expect(keeps(.zero))
+        #expect(keeps(IntakeCommit.freshness))
+        #expect(!keeps(IntakeCommit.freshness + .milliseconds(1)))
+        #expect(!keeps(.seconds(-1)))
+        #expect(!IntakeCommit.keepsItsOwnTime(modified: nil, at: now))
+        let stamped = Timestamp(secondsSinceEpoch: now.secondsSinceEpoch - 5, nanoseconds: 3)
+        #expect(!IntakeCommit.keepsItsOwnTime(modified: stamped, at: now), "a deferral's nanoseconds")
+    }
+
     static func spoolWithServer(kinds: [String: Set<String>?] = ["alpha": nil]) throws -> (
         TemporarySpool, LoopbackServer
     ) {
