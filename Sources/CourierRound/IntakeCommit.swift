@@ -74,8 +74,12 @@ struct IntakeCommit {
                 // what `cp -p` kept). Set through the descriptor intake read
                 // by (no lookup of the name in a large queued/), unless the
                 // file's own time is that to the minute (`keepsItsOwnTime`).
+                // A workout that waits for its route is always touched:
+                // route-wait may be shorter than that minute.
                 let touching =
-                    IntakeCommit.keepsItsOwnTime(modified: accepted.readAs?.modified, at: time) ? nil : accepted.file
+                    target != .awaitingRoute
+                        && IntakeCommit.keepsItsOwnTime(modified: accepted.readAs?.modified, at: time)
+                    ? nil : accepted.file
                 transition.moves.append(
                     .init(
                         accepted.name, from: .state(.queued), to: .state(target), as: first.fileName,
@@ -149,7 +153,8 @@ struct IntakeCommit {
     }
 
     /// How long before its intake a dropped file may have been written and
-    /// keep its own modification time as its entry's intake time.
+    /// keep its own modification time as its entry's intake time (not for
+    /// a workout waiting for its route: route-wait may be shorter).
     /// Route-wait, prune and the age metrics count in minutes and days; a
     /// futimens per record was 4 % of a round's commit thread, the thread
     /// that sets the pace of batch mode.

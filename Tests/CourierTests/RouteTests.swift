@@ -127,6 +127,20 @@ import Testing
         #expect(try spool.names(in: .awaitingRoute).isEmpty)
     }
 
+    @Test("a workout written in the minute before intake waits out all of a short route-wait from its intake")
+    func aFreshWorkoutWaitsAllOfAShortRouteWait() throws {
+        let (spool, _) = try Self.spool()
+        spool.configuration.routeWait = .seconds(30)
+        try spool.drop(Self.workout, as: "workout.json")
+        // Written 50 s ago: older than route-wait, within the minute a fresh
+        // drop may keep its own time for.
+        try spool.spool.directory(.queued).setModified(FileName("workout.json"), to: .now() - .seconds(50))
+        let summary = try spool.runRound()
+        #expect(summary.routeTimeouts == 0)
+        #expect(try spool.names(in: .awaitingRoute) == ["w-1@alpha.json", "w-1@beta.json"])
+        #expect(try spool.ledger().filter { $0.event == .routeTimeout }.isEmpty)
+    }
+
     @Test func aWorkoutWithoutDataGetsOne() throws {
         let (spool, server) = try Self.spool()
         try spool.drop(#"{"id":"w-1","kind":"workout","awaitRoute":true}"#, as: "w.json")
