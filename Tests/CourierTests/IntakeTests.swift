@@ -16,18 +16,24 @@ import Testing
 
 /// Files dropped into queued/ under any name, good and bad.
 @Suite struct IntakeTests {
+    /// Record `id` dropped and dated `written`, then intake alone: its
+    /// entry's status in queued/.
+    private func entryTakenIn(_ spool: TemporarySpool, id: String, written: Timestamp) throws -> FileStatus? {
+        try spool.dropRecord(id: id)
+        try spool.spool.directory(.queued).setModified(FileName("\(id).json"), to: written)
+        _ = try Intake(
+            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
+        )
+        .run()
+        return try spool.spool.directory(.queued).status(of: FileName("\(id)@alpha.json"))
+    }
+
     @Test("an entry's modification time is its intake time, not the dropped file's, in queued/ and claimed at birth")
     func anEntryIsStampedWithItsIntakeTime() throws {
         let (spool, _) = try Self.spoolWithServer()
         let monthAgo = Timestamp.now() - .seconds(30 * 86_400)
         let hourAgo = Timestamp.now() - .seconds(3_600)
-        try spool.dropRecord(id: "waits")
-        try spool.spool.directory(.queued).setModified(FileName("waits.json"), to: monthAgo)
-        _ = try Intake(
-            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
-        )
-        .run()
-        let queued = try #require(try spool.spool.directory(.queued).status(of: FileName("waits@alpha.json")))
+        let queued = try #require(try entryTakenIn(spool, id: "waits", written: monthAgo))
         #expect(queued.modified > hourAgo)
         try spool.dropRecord(id: "sent")
         try spool.spool.directory(.queued).setModified(FileName("sent.json"), to: monthAgo)
@@ -41,13 +47,7 @@ import Testing
     func aFreshDropKeepsItsOwnTime() throws {
         let (spool, _) = try Self.spoolWithServer()
         let written = Timestamp(secondsSinceEpoch: Timestamp.now().secondsSinceEpoch - 10, nanoseconds: 123_456_789)
-        try spool.dropRecord(id: "fresh")
-        try spool.spool.directory(.queued).setModified(FileName("fresh.json"), to: written)
-        _ = try Intake(
-            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
-        )
-        .run()
-        let entry = try #require(try spool.spool.directory(.queued).status(of: FileName("fresh@alpha.json")))
+        let entry = try #require(try entryTakenIn(spool, id: "fresh", written: written))
         #expect(entry.modified == written)
     }
 
@@ -59,13 +59,7 @@ import Testing
         let before = Timestamp.now()
         let written = Timestamp(
             secondsSinceEpoch: before.secondsSinceEpoch + secondsFromNow, nanoseconds: nanoseconds)
-        try spool.dropRecord(id: "odd")
-        try spool.spool.directory(.queued).setModified(FileName("odd.json"), to: written)
-        _ = try Intake(
-            session: spool.session, settings: IntakeSettings(spool.configuration), round: RoundID.make(at: .now())
-        )
-        .run()
-        let entry = try #require(try spool.spool.directory(.queued).status(of: FileName("odd@alpha.json")))
+        let entry = try #require(try entryTakenIn(spool, id: "odd", written: written))
         #expect(entry.modified != written)
         #expect(entry.modified >= before - .seconds(1) && entry.modified <= Timestamp.now())
         #expect(DeferralStamp(modified: entry.modified) == nil)
