@@ -234,7 +234,7 @@ package struct JSONOutline {
             let end = bytes.count
             var at = index
             // Three compares a block, one instruction each with SSE2 or NEON:
-            // a record's long strings cost a quarter of the word loop's work.
+            // a record's long strings cost about half the word loop's work.
             while at + 16 <= end {
                 let block = UnsafeRawPointer(base + at).loadUnaligned(as: SIMD16<Int8>.self)
                 // Signed, a control byte and a non-ASCII one are both below a space.

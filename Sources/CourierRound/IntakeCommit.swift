@@ -156,16 +156,16 @@ struct IntakeCommit {
     /// keep its own modification time as its entry's intake time (not for
     /// a workout waiting for its route: route-wait may be shorter).
     /// Route-wait, prune and the age metrics count in minutes and days; a
-    /// futimens per record was 4 % of a round's commit thread, the thread
-    /// that sets the pace of batch mode.
+    /// futimens per record was 4–5 % of a round's commit thread, the
+    /// thread that sets the pace of batch mode.
     static let freshness: Duration = .seconds(60)
 
     /// Whether a dropped file's modification time, as intake read it (nil:
-    /// not read), may stand for its intake time (the file is not touched): written in the
-    /// `freshness` before `time`, and not holding a deferral's nanoseconds
-    /// (`DeferralStamp`). A time further back (`cp -p`, `touch -d`, a file
-    /// that waited for a round), one in the future, or none, and the file
-    /// is touched as before.
+    /// not read), may stand for its intake time, so that the file is not
+    /// touched: written in the `freshness` before `time`, and not holding
+    /// a deferral's nanoseconds (`DeferralStamp`). A time further back
+    /// (`cp -p`, `touch -d`, a file that waited for a round), one in the
+    /// future, or none, and the file is touched as before.
     static func keepsItsOwnTime(modified: Timestamp?, at time: Timestamp) -> Bool {
         guard let modified, modified <= time, time - modified <= freshness else { return false }
         return DeferralStamp(modified: modified) == nil
