@@ -77,7 +77,6 @@ package final class FileDescriptor {
         let fd = rawValue
         var failure: Errno?
         let chunk = [UInt8](unsafeUninitializedCapacity: room) { buffer, initialized in
-            initialized = 0
             guard let base = buffer.baseAddress else { return }
             while true {
                 let count = Glibc.read(fd, base, room)
