@@ -135,19 +135,36 @@ package enum EntityTagSyntax {
     /// `text` as an entity tag: as it is when already quoted (or weak),
     /// otherwise quoted; nil when it cannot be one.
     package static func headerValue(_ text: String) -> String? {
-        let bytes = Array(text.utf8)
-        let quote = UInt8(ascii: "\"")
-        var opaque = bytes[...]
-        var weak = false
-        if bytes.starts(with: Array(#"W/""#.utf8)), bytes.count >= 4, bytes.last == quote {
-            weak = true
-            opaque = bytes[3..<(bytes.count - 1)]
-        } else if bytes.first == quote, bytes.count >= 2, bytes.last == quote {
-            opaque = bytes[1..<(bytes.count - 1)]
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let (opaque, weak) = opaquePart(of: bytes) else { return nil }
+            return (weak ? "W/\"" : "\"") + String(decoding: bytes[opaque], as: UTF8.self) + "\""
         }
-        guard !opaque.isEmpty, opaque.allSatisfy(isOpaque) else { return nil }
-        let value = (weak ? "W/\"" : "\"") + String(decoding: opaque, as: UTF8.self) + "\""
-        return value.utf8.count <= limit ? value : nil
+    }
+
+    /// Whether `headerValue(text)` is one, without building it: every etag
+    /// of a batch answer is asked.
+    package static func accepts(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { opaquePart(of: $0) != nil }
+    }
+
+    /// Where the opaque part of `bytes` is and whether the tag is weak,
+    /// when the value made of them is an entity tag within `limit`.
+    private static func opaquePart(of bytes: UnsafeBufferPointer<UInt8>) -> (opaque: Range<Int>, weak: Bool)? {
+        let quote = UInt8(ascii: "\"")
+        var opaque = 0..<bytes.count
+        var weak = false
+        if bytes.starts(with: #"W/""#.utf8), bytes.count >= 4, bytes.last == quote {
+            weak = true
+            opaque = 3..<(bytes.count - 1)
+        } else if bytes.first == quote, bytes.count >= 2, bytes.last == quote {
+            opaque = 1..<(bytes.count - 1)
+        }
+        guard !opaque.isEmpty, opaque.count + (weak ? 4 : 2) <= limit, bytes[opaque].allSatisfy(isOpaque) else {
+            return nil
+        }
+        return (opaque, weak)
     }
 
     private static func isOpaque(_ byte: UInt8) -> Bool {

@@ -273,7 +273,7 @@ struct Settler {
     /// redacted): state files are redacted like the ledger.
     func keptTag(_ verdict: ItemVerdict, rfc3339 time: String) -> EntityTagUpdate? {
         guard let result = verdict.result, let etag = result.etag, EntityTag.isKeepable(etag),
-            EntityTagSyntax.headerValue(etag) != nil, redactor.redact(etag) == etag
+            EntityTagSyntax.accepts(etag), redactor.redact(etag) == etag
         else { return nil }
         let entity = verdict.item.fields.entityID
         let serverID = result.serverID.map { DetailFields.cut(redactor.redact($0), to: EntityTag.maximumLength) }

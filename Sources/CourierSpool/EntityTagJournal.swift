@@ -15,11 +15,16 @@ enum EntityTagJournal {
     }
 
     private static func append(_ entity: String, _ tag: EntityTag, to bytes: inout [UInt8]) {
-        let fields = [entity, tag.etag, tag.serverID ?? "", tag.key, tag.time]
-        for (index, field) in fields.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: "\t")) }
-            bytes.append(contentsOf: LedgerLine.escape(field).utf8)
-        }
+        let tab = UInt8(ascii: "\t")
+        LedgerLine.appendEscaped(entity, to: &bytes)
+        bytes.append(tab)
+        LedgerLine.appendEscaped(tag.etag, to: &bytes)
+        bytes.append(tab)
+        LedgerLine.appendEscaped(tag.serverID ?? "", to: &bytes)
+        bytes.append(tab)
+        LedgerLine.appendEscaped(tag.key, to: &bytes)
+        bytes.append(tab)
+        LedgerLine.appendEscaped(tag.time, to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
     }
 

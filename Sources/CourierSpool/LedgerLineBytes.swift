@@ -31,8 +31,9 @@ extension LedgerLine {
 
     /// `escape(text)`'s bytes; text that needs no escape, nearly all of it,
     /// is copied as it is, looked at through its UTF-8 buffer (a String's
-    /// `utf8` view walked byte by byte cost more than the copy).
-    private static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
+    /// `utf8` view walked byte by byte cost more than the copy). Ledger
+    /// lines and the etag journal's lines are written through it.
+    static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
         var text = text
         let copied = text.withUTF8 { utf8 -> Bool in
             guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }) else { return false }

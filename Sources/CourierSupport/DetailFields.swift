@@ -18,17 +18,30 @@ package enum DetailFields {
         _ fields: [(name: String, value: String)], message: String? = nil, redactor: Redactor,
         limit: Int = DetailLimit.bytes
     ) -> String {
-        var text = ""
+        // Written as bytes, one buffer for the whole detail: a String per
+        // separator, pair and quote cost more than a batch item's reading.
+        var text: [UInt8] = []
+        text.reserveCapacity(96)
         for (name, value) in fields {
-            let pair = (text.isEmpty ? "" : " ") + name + "=" + quoted(cut(redactor.redact(value), to: valueLimit))
-            guard text.utf8.count + pair.utf8.count <= limit else { return text }
-            text += pair
+            let written = quoted(cut(redactor.redact(value), to: valueLimit))
+            let separator = text.isEmpty ? 0 : 1
+            guard text.count + separator + name.utf8.count + 1 + written.utf8.count <= limit else {
+                return String(decoding: text, as: UTF8.self)
+            }
+            if separator > 0 { text.append(UInt8(ascii: " ")) }
+            text += name.utf8
+            text.append(UInt8(ascii: "="))
+            text += written.utf8
         }
-        guard let message else { return text }
-        let lead = (text.isEmpty ? "" : " ") + "message="
-        let room = limit - text.utf8.count - lead.utf8.count
-        guard room > 2 + cutMark.utf8.count else { return text }
-        return text + lead + quoted(redactor.redact(message), within: room)
+        if let message {
+            let lead = text.isEmpty ? "message=" : " message="
+            let room = limit - text.count - lead.utf8.count
+            if room > 2 + cutMark.utf8.count {
+                text += lead.utf8
+                text += quoted(redactor.redact(message), within: room).utf8
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The pairs of a detail written by `format`, in order; parsing stops at
@@ -67,7 +80,14 @@ package enum DetailFields {
     }
 
     private static func needsQuotes(_ value: String) -> Bool {
-        value.isEmpty || value.utf8.contains { $0 <= 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C || $0 == 0x3D }
+        func special(_ byte: UInt8) -> Bool {
+            byte <= 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C || byte == 0x3D
+        }
+        // Through the UTF-8 buffer where there is one (a native String):
+        // the view's iterator cost several times the test.
+        return value.isEmpty
+            || (value.utf8.withContiguousStorageIfAvailable { $0.contains(where: special) }
+                ?? value.utf8.contains(where: special))
     }
 
     private static func quoted(_ value: String) -> String {

@@ -112,44 +112,29 @@ package enum BatchBody {
         package var currentETag: String?
         /// The server's words (`message`, else `error`).
         package var message: String?
-        /// The entry's own JSON, for the ledger when it says nothing else
-        /// courier knows how to read.
-        package let text: String
+        /// The entry's own JSON when it has a member courier does not read:
+        /// without a message, the ledger keeps it, so nothing the server
+        /// said is lost. Nil for an entry courier reads whole (nearly all).
+        package var unread: String?
 
-        package init(status: String, text: String) {
+        package init(status: String) {
             self.status = status
-            self.text = text
         }
 
-        /// The members courier reads; anything else is shown as the raw text.
-        static let known: Set<String> = [
-            "idempotency_key", "status", "server_id", "etag", "current_etag", "message", "error",
-        ]
+        /// Whether the entry has a member courier does not read.
+        var hasUnknownMembers: Bool { unread != nil }
 
         /// The ledger's detail: `status=OK server_id=srv-123 etag=v2`,
         /// `status=CONFLICT current_etag=v5 message="version mismatch"`
         /// (docs/design.md §8), redacted and bounded value by value.
         package func ledgerDetail(redactor: Redactor) -> String {
-            var fields = [(name: "status", value: status)]
+            var fields: [(name: String, value: String)] = []
+            fields.reserveCapacity(4)
+            fields.append(("status", status))
             if let serverID { fields.append(("server_id", serverID)) }
             if let etag { fields.append(("etag", etag)) }
             if let currentETag { fields.append(("current_etag", currentETag)) }
-            return DetailFields.format(fields, message: message ?? extra, redactor: redactor)
-        }
-
-        /// Whether the entry has a member courier does not read: nil until
-        /// looked at (`results(in:)` notes it as it reads the entry).
-        var hasUnknownMembers: Bool?
-
-        /// Without a message, members courier does not know are kept as the
-        /// entry's text, so nothing the server said is lost.
-        private var extra: String? {
-            let unknown =
-                hasUnknownMembers
-                ?? JSONSplice.object(at: 0, in: Array(text.utf8)).map { object in
-                    object.members.contains { !Self.known.contains(String(decoding: $0.name, as: UTF8.self)) }
-                } ?? false
-            return unknown ? text : nil
+            return DetailFields.format(fields, message: message ?? unread, redactor: redactor)
         }
     }
 
@@ -163,22 +148,24 @@ package enum BatchBody {
         guard let outline = JSONOutline(answer, levels: 3),
             let list = outline.member("results", of: outline.root), outline.kind(of: list) == .array
         else { return nil }
-        func bytes(_ range: Range<Int>) -> [UInt8] { Array(answer[range]) }
+        let entries = outline.children(of: list)
         var found: [String: Result] = [:]
-        for entry in outline.children(of: list) where outline.kind(of: entry) == .object {
+        found.reserveCapacity(entries.count)
+        for entry in entries where outline.kind(of: entry) == .object {
             var members = ResultMembers()
             for member in outline.members(of: entry) { members.note(answer[member.name], member.value) }
-            guard let key = members.key.flatMap({ JSONValidator.decodeString(bytes($0)) }),
-                let status = members.status.flatMap({ JSONValidator.decodeString(bytes($0)) })
+            guard let key = members.key.flatMap({ string($0, in: outline) }),
+                let status = members.status.flatMap({ string($0, in: outline) })
             else { continue }
-            var result = Result(
-                status: status, text: String(decoding: answer[outline.nodes[entry].bytes], as: UTF8.self))
-            result.serverID = members.serverID.flatMap { scalar(bytes($0)) }
-            result.etag = members.etag.flatMap { scalar(bytes($0)) }
-            result.currentETag = members.currentETag.flatMap { scalar(bytes($0)) }
+            var result = Result(status: status)
+            result.serverID = members.serverID.flatMap { scalar($0, in: outline) }
+            result.etag = members.etag.flatMap { scalar($0, in: outline) }
+            result.currentETag = members.currentETag.flatMap { scalar($0, in: outline) }
             result.message =
-                members.message.flatMap { scalar(bytes($0)) } ?? members.error.flatMap { scalar(bytes($0)) }
-            result.hasUnknownMembers = members.hasUnknown
+                members.message.flatMap { scalar($0, in: outline) } ?? members.error.flatMap { scalar($0, in: outline) }
+            if members.hasUnknown {
+                result.unread = String(decoding: answer[outline.nodes[entry].bytes], as: UTF8.self)
+            }
             found[key] = result
         }
         return found
@@ -195,32 +182,44 @@ package enum BatchBody {
         var error: Range<Int>?
         var hasUnknown = false
 
-        /// `name` as written, inside its quotes; `value` where its value is.
+        /// `name` as written, inside its quotes (an escaped name is not the
+        /// member, as `JSONOutline.member` compares them); `value` where its
+        /// value is. A switch on the bytes: a key path per member cost more
+        /// than the rest of the entry's reading.
         mutating func note(_ name: ArraySlice<UInt8>, _ value: Range<Int>) {
-            guard let known = Self.known.first(where: { name.elementsEqual($0.name) }) else {
+            if name.elementsEqual("idempotency_key".utf8) {
+                key = value
+            } else if name.elementsEqual("status".utf8) {
+                status = value
+            } else if name.elementsEqual("server_id".utf8) {
+                serverID = value
+            } else if name.elementsEqual("etag".utf8) {
+                etag = value
+            } else if name.elementsEqual("current_etag".utf8) {
+                currentETag = value
+            } else if name.elementsEqual("message".utf8) {
+                message = value
+            } else if name.elementsEqual("error".utf8) {
+                error = value
+            } else {
                 hasUnknown = true
-                return
             }
-            self[keyPath: known.member] = value
         }
+    }
 
-        // Names as they are written in the entry, as `JSONOutline.member`
-        // compares them (an escaped name is not the member).
-        private static let known: [(name: [UInt8], member: WritableKeyPath<ResultMembers, Range<Int>?> & Sendable)] = [
-            (Array("idempotency_key".utf8), \.key), (Array("status".utf8), \.status),
-            (Array("server_id".utf8), \.serverID), (Array("etag".utf8), \.etag),
-            (Array("current_etag".utf8), \.currentETag), (Array("message".utf8), \.message),
-            (Array("error".utf8), \.error),
-        ]
+    /// A member's value that is a string; nil for anything else.
+    private static func string(_ value: Range<Int>, in outline: JSONOutline) -> String? {
+        guard outline.bytes[value.lowerBound] == UInt8(ascii: "\"") else { return nil }
+        return outline.text(ofString: value)
     }
 
     /// A member's value that is a string, or a number as written; nil for
     /// anything else (null, an object, a list).
-    private static func scalar(_ value: [UInt8]) -> String? {
-        guard let first = value.first else { return nil }
-        if first == UInt8(ascii: "\"") { return JSONValidator.decodeString(value) }
+    private static func scalar(_ value: Range<Int>, in outline: JSONOutline) -> String? {
+        let first = outline.bytes[value.lowerBound]
+        if first == UInt8(ascii: "\"") { return outline.text(ofString: value) }
         guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return nil }
-        return String(decoding: value, as: UTF8.self)
+        return String(decoding: outline.bytes[value], as: UTF8.self)
     }
 }
 

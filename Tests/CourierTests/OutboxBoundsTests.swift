@@ -92,4 +92,19 @@ import Testing
         }
         #expect(failure.description == "the answer has no access_token")
     }
+
+    @Test(
+        "an entity tag is accepted exactly when it makes an If-Match value, quoted or weak, within 256 bytes",
+        arguments: [
+            ("v2", "\"v2\""), ("\"v2\"", "\"v2\""), ("W/\"v9\"", "W/\"v9\""), ("ordér", "\"ordér\""),
+            ("", nil), ("\"\"", nil), ("W/\"\"", nil), ("a b", nil), ("a\"b", nil), ("tab\t", nil),
+            (String(repeating: "x", count: 254), "\"" + String(repeating: "x", count: 254) + "\""),
+            (String(repeating: "x", count: 255), nil),
+            ("W/\"" + String(repeating: "x", count: 252) + "\"", "W/\"" + String(repeating: "x", count: 252) + "\""),
+            ("W/\"" + String(repeating: "x", count: 253) + "\"", nil),
+        ] as [(String, String?)])
+    func entityTagsAreAcceptedAsTheyAreSent(_ text: String, _ value: String?) {
+        #expect(EntityTagSyntax.headerValue(text) == value)
+        #expect(EntityTagSyntax.accepts(text) == (value != nil))
+    }
 }

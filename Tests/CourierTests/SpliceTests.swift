@@ -110,4 +110,17 @@ import Testing
         #expect(b.hasUnknownMembers == false)
         #expect(b.ledgerDetail(redactor: Redactor()) == "status=OK server_id=-12.5 message=m")
     }
+
+    @Test("a batch result's strings are read with their escapes decoded, and an escaped name is not the member")
+    func batchResultStringsAreDecoded() throws {
+        let answer = Array(
+            (#"{"results":[{"idempotency_key":"\u0061\/b","status":"O\u004b","etag":"v\"2","server_id":"s\u00e9","#
+                + #""\u0065tag":"not read"}]}"#).utf8)
+        let results = try #require(BatchBody.results(in: answer))
+        let entry = try #require(results["a/b"])
+        #expect(entry.status == "OK")
+        #expect(entry.etag == "v\"2")
+        #expect(entry.serverID == "sé")
+        #expect(entry.hasUnknownMembers, "a name written with an escape is a member courier does not read")
+    }
 }
