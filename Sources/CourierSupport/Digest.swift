@@ -5,7 +5,20 @@ package enum Digest {
     package static func sha256Hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         bytes.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, &digest) }
-        return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return hex(digest)
+    }
+
+    /// Lowercase hex, two digits a byte, written straight into one buffer:
+    /// a String per byte, joined, cost the sink more than the digest.
+    package static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// HMAC-SHA256 of `message` under `key`; nil only when libcrypto cannot

@@ -19,6 +19,15 @@ import Testing
         return String(decoding: response.body, as: UTF8.self)
     }
 
+    @Test("an ETag is the first 16 hex digits of the body's SHA-256, as FIPS 180-2 gives it for abc and for nothing")
+    func etagsAreTheDigestsHex() {
+        #expect(
+            Digest.sha256Hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Digest.sha256Hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(ETag.of(Array("abc".utf8)) == "ba7816bf8f01cfea")
+        #expect(Digest.hex([0x00, 0x0F, 0xF0, 0xFF]) == "000ff0ff")
+    }
+
     static func item(_ key: String, _ payload: String, ifMatch: String? = nil) -> String {
         #"{"idempotency_key":"\#(key)","op":"CREATE","entity":"order","payload":\#(payload)"#
             + (ifMatch.map { #","if_match":"\#($0)""# } ?? "") + "}"
