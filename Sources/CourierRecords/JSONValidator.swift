@@ -176,38 +176,43 @@ package enum JSONValidator {
     }
 
     /// `encodeString(text)` appended to `bytes`, with no array of its own:
-    /// a batch body is written item by item this way. Byte by byte over
-    /// the UTF-8: every byte below 0x20 is a control character, since no
-    /// byte of a longer sequence is.
+    /// a batch body is written item by item this way. Over the UTF-8 buffer,
+    /// the runs between escapes copied whole: every byte below 0x20 is a
+    /// control character, since no byte of a longer sequence is.
     package static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(quote)
-        for byte in text.utf8 {
-            switch byte {
-            case quote, backslash:
-                bytes.append(backslash)
-                bytes.append(byte)
-            case ..<0x20:
-                bytes.append(contentsOf: [backslash, UInt8(ascii: "u"), zero, zero])
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
-            default:
-                bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            bytes.append(quote)
+            var run = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte == quote || byte == backslash || byte < 0x20 else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<index]))
+                run = index + 1
+                if byte < 0x20 {
+                    bytes.append(contentsOf: [backslash, UInt8(ascii: "u"), zero, zero])
+                    bytes.append(hexDigits[Int(byte >> 4)])
+                    bytes.append(hexDigits[Int(byte & 0x0F)])
+                } else {
+                    bytes.append(backslash)
+                    bytes.append(byte)
+                }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
+            bytes.append(quote)
         }
-        bytes.append(quote)
     }
 
     /// `encodeString(text).count`, without building it.
     package static func encodedCount(_ text: String) -> Int {
-        var count = 2
-        for byte in text.utf8 {
-            switch byte {
-            case quote, backslash: count += 2
-            case ..<0x20: count += 6
-            default: count += 1
+        var text = text
+        return text.withUTF8 { utf8 in
+            var count = 2 + utf8.count
+            for byte in utf8 where byte == quote || byte == backslash || byte < 0x20 {
+                count += byte < 0x20 ? 5 : 1
             }
+            return count
         }
-        return count
     }
 
     private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), zero = UInt8(ascii: "0")
