@@ -48,7 +48,9 @@ extension Sink {
             }
             for result in results { note(result.key, result.status == "OK" ? 200 : 409) }
             var body = Array(#"{"results":["#.utf8)
-            body.reserveCapacity(results.count * 128)
+            // An entry is about 100 bytes; a client's body of tiny items
+            // must not reserve dozens of times its own size.
+            body.reserveCapacity(min(results.count, 1_000) * 128)
             for (index, result) in results.enumerated() {
                 if index > 0 { body.append(UInt8(ascii: ",")) }
                 result.append(to: &body)

@@ -148,10 +148,10 @@ package enum BatchBody {
         guard let outline = JSONOutline(answer, levels: 3),
             let list = outline.member("results", of: outline.root), outline.kind(of: list) == .array
         else { return nil }
-        let entries = outline.children(of: list)
+        // No room reserved by the list's length: a hostile answer's millions
+        // of elements that are no result would reserve it all the same.
         var found: [String: Result] = [:]
-        found.reserveCapacity(entries.count)
-        for entry in entries where outline.kind(of: entry) == .object {
+        for entry in outline.children(of: list) where outline.kind(of: entry) == .object {
             var members = ResultMembers()
             for member in outline.members(of: entry) { members.note(answer[member.name], member.value) }
             guard let key = members.key.flatMap({ string($0, in: outline) }),

@@ -111,6 +111,16 @@ import Testing
         #expect(b.ledgerDetail(redactor: Redactor()) == "status=OK server_id=-12.5 message=m")
     }
 
+    @Test("a batch answer's list holds memory only for the results courier keeps, not for every element it skips")
+    func skippedResultsHoldNoMemory() throws {
+        // A hostile server's 8 MiB answer of four million zeros reserved a
+        // dictionary for four million results: 0.9 GB of address space.
+        let answer = Array((#"{"results":["# + repeatElement("0", count: 200_000).joined(separator: ",") + "]}").utf8)
+        let results = try #require(BatchBody.results(in: answer))
+        #expect(results.isEmpty)
+        #expect(results.capacity < 1_000, "capacity \(results.capacity) for no result")
+    }
+
     @Test("a batch result's strings are read with their escapes decoded, and an escaped name is not the member")
     func batchResultStringsAreDecoded() throws {
         let answer = Array(
