@@ -80,14 +80,11 @@ package enum DetailFields {
     }
 
     private static func needsQuotes(_ value: String) -> Bool {
-        func special(_ byte: UInt8) -> Bool {
-            byte <= 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C || byte == 0x3D
-        }
-        // Through the UTF-8 buffer where there is one (a native String):
-        // the view's iterator cost several times the test.
+        // Through the UTF-8 buffer: the view's iterator cost several times
+        // the test.
+        var value = value
         return value.isEmpty
-            || (value.utf8.withContiguousStorageIfAvailable { $0.contains(where: special) }
-                ?? value.utf8.contains(where: special))
+            || value.withUTF8 { $0.contains { $0 <= 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C || $0 == 0x3D } }
     }
 
     private static func quoted(_ value: String) -> String {
