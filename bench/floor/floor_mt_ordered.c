@@ -9,6 +9,9 @@
 //   settle group's hold one mutex, so no folder is fsynced beside renames through it (on btrfs that
 //   made one worker's rename durable before the folder it left was synced).
 // READS_ON_LOOP=1 moves the reads onto the HTTP thread, as courier has them (below).
+// BATCH=N sends up to N claimed items in one POST, in courier's batch wire format (floor.c's
+// start_batch), to `courier sink`: a batch floor that keeps courier's guarantees, where floor.c's
+// batch mode with ASYNC=1 sends a group before its commit is durable.
 // usage: floor_mt_ordered SPOOL URL
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -23,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 typedef struct { char name[64]; char key[64]; char *body; size_t len; long code; char dropped[64]; } Item;
-static int noclaim;
+static int noclaim, batch;
 static int dq, dsending, dsent, ledger, par = 16, group = 256;
 static Item *items; static size_t nitems, next_send; static int intake_eof;
 static Item **doneq; static size_t done_tail, done_head; static int http_eof;
@@ -117,9 +120,26 @@ static void *settler(void *arg) { (void)arg; static char lb[1 << 18]; static Ite
   if (since) commit_settled(gathered, since, lb, ll);
   return NULL; }
 static size_t discard(char *p, size_t s, size_t n, void *u) { (void)p; (void)u; return s * n; }
-typedef struct { CURL *h; struct curl_slist *hdr; Item *it; } Slot;
+typedef struct { CURL *h; struct curl_slist *hdr; Item *it; size_t nb; char *bbuf; } Slot;
+static void start_batch(Slot *s, Item *it, size_t nb, const char *url) {
+  s->it = it; s->nb = nb; if (!s->bbuf) s->bbuf = malloc(1 << 20);
+  size_t o = 0; char *b = s->bbuf; o += sprintf(b + o, "{\"items\":[");
+  for (size_t i = 0; i < nb; i++) {
+    o += sprintf(b + o, "%s{\"idempotency_key\":\"%s\",\"op\":\"CREATE\",\"entity\":\"sleep\",\"client_id\":\"%s\",\"payload\":",
+                 i ? "," : "", it[i].key, it[i].key);
+    memcpy(b + o, it[i].body, it[i].len); o += it[i].len; b[o++] = '}'; }
+  o += sprintf(b + o, "],\"device\":{\"id\":\"bench\",\"app_version\":\"0.1.0\"}}");
+  if (s->hdr) curl_slist_free_all(s->hdr);
+  struct curl_slist *h = NULL;
+  h = curl_slist_append(h, "Content-Type: application/json"); h = curl_slist_append(h, "User-Agent: courier/0.1.0");
+  h = curl_slist_append(h, "Courier-Device: bench"); h = curl_slist_append(h, "Expect:"); s->hdr = h;
+  curl_easy_setopt(s->h, CURLOPT_URL, url); curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(s->h, CURLOPT_POSTFIELDS, s->bbuf); curl_easy_setopt(s->h, CURLOPT_POSTFIELDSIZE, (long)o);
+  curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, discard); curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
+  curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
+  curl_multi_add_handle(m, s->h); }
 static void start(Slot *s, Item *it, const char *url) {
-  s->it = it; if (s->hdr) curl_slist_free_all(s->hdr);
+  s->it = it; s->nb = 1; if (s->hdr) curl_slist_free_all(s->hdr);
   char k[100]; snprintf(k, sizeof k, "Idempotency-Key: %s", it->key); struct curl_slist *h = NULL;
   h = curl_slist_append(h, "Content-Type: application/json"); h = curl_slist_append(h, k);
   h = curl_slist_append(h, "User-Agent: courier/0.1.0"); h = curl_slist_append(h, "Courier-Device: bench");
@@ -134,6 +154,7 @@ int main(int argc, char **argv) {
   if (getenv("PAR")) par = atoi(getenv("PAR"));
   noclaim = getenv("NOCLAIM") && atoi(getenv("NOCLAIM"));
   reads_on_loop = getenv("READS_ON_LOOP") && atoi(getenv("READS_ON_LOOP"));
+  if (getenv("BATCH")) batch = atoi(getenv("BATCH"));
   struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
   int root = open(argv[1], O_RDONLY | O_DIRECTORY); if (root < 0) die("spool");
   mkdirat(root, "sending", 0755); mkdirat(root, "sent", 0755); mkdirat(root, "ledger", 0755);
@@ -160,7 +181,10 @@ int main(int argc, char **argv) {
     }
     pthread_mutex_lock(&mu); size_t avail = nitems; int eof = intake_eof; pthread_mutex_unlock(&mu);
     int started = 0;
-    while (nidle > 0 && next_send < avail) { start(idle[--nidle], &items[next_send], url); next_send++; started = 1; }
+    while (nidle > 0 && next_send < avail) {
+      size_t nb = batch ? avail - next_send : 1; if (batch && nb > (size_t)batch) nb = batch;
+      if (batch) start_batch(idle[--nidle], &items[next_send], nb, url); else start(idle[--nidle], &items[next_send], url);
+      next_send += nb; started = 1; }
     if (started) { pthread_mutex_lock(&mu); pthread_cond_signal(&roomcv); pthread_mutex_unlock(&mu); }
     if (eof && next_send == avail && nidle == par) break;
     int running; curl_multi_perform(m, &running);
@@ -170,9 +194,10 @@ int main(int argc, char **argv) {
       Slot *s; curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&s);
       long code = 0; curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &code);
       if (msg->data.result != CURLE_OK || code / 100 != 2) { fprintf(stderr, "fail %d %ld\n", msg->data.result, code); exit(1); }
-      curl_multi_remove_handle(m, s->h); s->it->code = code;
-      pthread_mutex_lock(&mu); doneq[done_tail++] = s->it; pthread_mutex_unlock(&mu); any = 1;
-      idle[nidle++] = s; completed++;
+      curl_multi_remove_handle(m, s->h);
+      pthread_mutex_lock(&mu); for (size_t i = 0; i < s->nb; i++) { s->it[i].code = code; doneq[done_tail++] = &s->it[i]; }
+      pthread_mutex_unlock(&mu); any = 1;
+      idle[nidle++] = s; completed += s->nb;
     }
     if (any) { pthread_mutex_lock(&mu); pthread_cond_signal(&donecv); pthread_mutex_unlock(&mu); }
     if (!any) curl_multi_poll(m, NULL, 0, 100, NULL);
