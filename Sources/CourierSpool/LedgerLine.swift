@@ -100,8 +100,10 @@ package struct LedgerLine: Sendable, Equatable {
     /// control characters as `\xHH`, so one event is always one line that
     /// awk and cut can split.
     package static func escape(_ text: String) -> String {
-        // Most text needs nothing: said at byte speed.
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }) else { return text }
+        // Most text needs nothing: said at byte speed, or faster.
+        guard text.utf8.withContiguousStorageIfAvailable(needsEscape) ?? text.utf8.contains(where: isEscaped) else {
+            return text
+        }
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -84,3 +84,41 @@ extension LedgerLineBytesTests {
         #expect(redactor.redact("") == "")
     }
 }
+
+extension LedgerLineBytesTests {
+    /// The check is made sixteen bytes at a time, then byte by byte: every
+    /// position in and after a block must be seen, and the bytes next to
+    /// the escaped ones (space, `~`, `[`, `]`, UTF-8's high bytes) must not
+    /// count as them.
+    @Test("a byte to escape is found at every offset of texts up to 48 bytes, and its neighbours never are")
+    func escapeCheckSeesEveryOffset() {
+        let escaped: [UInt8] = [0x00, 0x09, 0x0A, 0x1F, 0x7F, 0x5C]
+        let neighbours: [UInt8] = [0x20, 0x7E, 0x5B, 0x5D, 0x80, 0xA9, 0xC3, 0xFF]
+        var misses: [String] = []
+        for length in 1...48 {
+            for offset in 0..<length {
+                for byte in escaped + neighbours {
+                    var text = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    text[offset] = byte
+                    let expected = byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\\")
+                    let found = text.withUnsafeBufferPointer { LedgerLine.needsEscape($0) }
+                    if found != expected { misses.append("length \(length), byte \(byte) at \(offset)") }
+                }
+            }
+        }
+        let firstMisses = Array(misses.prefix(5))
+        #expect(firstMisses.isEmpty, "\(misses.count) in all")
+    }
+
+    @Test("a column is written as escape writes it, whether its special byte is in a vector block or the tail")
+    func appendedColumnIsTheEscapedText() {
+        for text in [
+            String(repeating: "k", count: 16) + "\t", "é" + String(repeating: "x", count: 30) + "\\",
+            String(repeating: "ключ", count: 5), "\u{7F}" + String(repeating: "y", count: 40), "",
+        ] {
+            var bytes: [UInt8] = []
+            LedgerLine.appendEscaped(text, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == LedgerLine.escape(text), "\(text.debugDescription)")
+        }
+    }
+}
