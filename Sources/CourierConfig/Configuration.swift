@@ -66,8 +66,7 @@ package struct HTTPHeaderField: Sendable, Equatable {
     private static func controlByte(in value: String) -> UInt8? {
         // Through the UTF-8 buffer: the `utf8` view walked byte by byte
         // cost more than the rest of the field.
-        var value = value
-        return value.withUTF8 { bytes in bytes.first { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }
+        value.withUTF8Bytes { bytes in bytes.first { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }
     }
 }
 

@@ -1,3 +1,5 @@
+import CourierSupport
+
 /// A strict RFC 8259 well-formedness check over bytes, and JSON string
 /// decoding: intake reads every record, and Foundation's parser built a
 /// whole object graph for the five fields courier looks at.
@@ -180,8 +182,7 @@ package enum JSONValidator {
     /// the runs between escapes copied whole: every byte below 0x20 is a
     /// control character, since no byte of a longer sequence is.
     package static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
+        text.withUTF8Bytes { utf8 in
             bytes.append(quote)
             var run = 0
             for index in utf8.indices {
@@ -205,8 +206,7 @@ package enum JSONValidator {
 
     /// `encodeString(text).count`, without building it.
     package static func encodedCount(_ text: String) -> Int {
-        var text = text
-        return text.withUTF8 { utf8 in
+        text.withUTF8Bytes { utf8 in
             var count = 2 + utf8.count
             for byte in utf8 where byte == quote || byte == backslash || byte < 0x20 {
                 count += byte < 0x20 ? 5 : 1

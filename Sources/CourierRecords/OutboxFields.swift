@@ -1,4 +1,5 @@
 import CourierIdentifiers
+import CourierSupport
 
 /// `op`: what an outbox item does to its entity, spelled exactly as the
 /// sync architecture's outbox does (`op (CREATE/UPDATE/DELETE)`).
@@ -135,8 +136,7 @@ package enum EntityTagSyntax {
     /// `text` as an entity tag: as it is when already quoted (or weak),
     /// otherwise quoted; nil when it cannot be one.
     package static func headerValue(_ text: String) -> String? {
-        var text = text
-        return text.withUTF8 { bytes in
+        text.withUTF8Bytes { bytes in
             guard let (opaque, weak) = opaquePart(of: bytes) else { return nil }
             return (weak ? "W/\"" : "\"") + String(decoding: bytes[opaque], as: UTF8.self) + "\""
         }
@@ -145,8 +145,7 @@ package enum EntityTagSyntax {
     /// Whether `headerValue(text)` is one, without building it: every etag
     /// of a batch answer is asked.
     package static func accepts(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { opaquePart(of: $0) != nil }
+        text.withUTF8Bytes { opaquePart(of: $0) != nil }
     }
 
     /// Where the opaque part of `bytes` is and whether the tag is weak,

@@ -135,8 +135,7 @@ struct RecordFields {
 
     /// A member's value as written, in place in the record's bytes.
     func field(_ name: String) -> ArraySlice<UInt8>? {
-        var name = name
-        return name.withUTF8 { wanted in
+        name.withUTF8Bytes { wanted in
             members.last { $0.name.count == wanted.count && $0.name.elementsEqual(wanted) }
         }.map { bytes[$0.value] }
     }

@@ -101,9 +101,7 @@ package struct LedgerLine: Sendable, Equatable {
     /// awk and cut can split.
     package static func escape(_ text: String) -> String {
         // Most text needs nothing: said at byte speed, or faster.
-        guard text.utf8.withContiguousStorageIfAvailable(needsEscape) ?? text.utf8.contains(where: isEscaped) else {
-            return text
-        }
+        guard text.withUTF8Bytes(needsEscape) else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -34,14 +34,12 @@ extension LedgerLine {
     /// `utf8` view walked byte by byte cost more than the copy). Ledger
     /// lines and the etag journal's lines are written through it.
     static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
-        // The view's storage, not `withUTF8` on a copy: the copy cost a
-        // retain and a release per column, atomics on the commit thread.
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+        let copied = text.withUTF8Bytes { utf8 -> Bool in
             guard !needsEscape(utf8) else { return false }
             bytes.append(contentsOf: utf8)
             return true
         }
-        if copied != true { bytes.append(contentsOf: escape(text).utf8) }
+        if !copied { bytes.append(contentsOf: escape(text).utf8) }
     }
 
     /// A byte `escape` rewrites: a control byte (below a space, or DEL) or

@@ -82,9 +82,10 @@ package enum DetailFields {
     private static func needsQuotes(_ value: String) -> Bool {
         // Through the UTF-8 buffer: the view's iterator cost several times
         // the test.
-        var value = value
-        return value.isEmpty
-            || value.withUTF8 { $0.contains { $0 <= 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C || $0 == 0x3D } }
+        value.isEmpty
+            || value.withUTF8Bytes {
+                $0.contains { $0 <= 0x20 || $0 == 0x7F || $0 == 0x22 || $0 == 0x5C || $0 == 0x3D }
+            }
     }
 
     private static func quoted(_ value: String) -> String {

@@ -77,10 +77,8 @@ package struct Redactor: Sendable {
     }
 
     private static func occursAsBytes(_ secret: String, in text: String) -> Bool {
-        var text = text
-        var secret = secret
-        return text.withUTF8 { haystack in
-            secret.withUTF8 { needle in
+        text.withUTF8Bytes { haystack in
+            secret.withUTF8Bytes { needle in
                 guard let first = needle.first, haystack.count >= needle.count else { return false }
                 var start = 0
                 while start + needle.count <= haystack.count {
