@@ -1,3 +1,5 @@
+import CourierSupport
+
 /// The `.courier/catalog-NAME.seen` format: the ids a full sync has applied,
 /// which decide what it removes at the end. A header line, then one id per
 /// line as `LENGTH:ID`, the id percent-encoded (every byte outside
@@ -76,7 +78,7 @@ enum SeenIDs {
             if isPlain(byte) {
                 encoded.append(byte)
             } else {
-                encoded += [percent, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
+                encoded += [percent, HexDigits.uppercase[Int(byte >> 4)], HexDigits.uppercase[Int(byte & 0x0F)]]
             }
         }
         return encoded
@@ -104,5 +106,4 @@ enum SeenIDs {
 
     private static let newline = UInt8(ascii: "\n")
     private static let percent = UInt8(ascii: "%")
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 }

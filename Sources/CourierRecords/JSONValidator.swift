@@ -192,8 +192,8 @@ package enum JSONValidator {
                 run = index + 1
                 if byte < 0x20 {
                     bytes.append(contentsOf: [backslash, UInt8(ascii: "u"), zero, zero])
-                    bytes.append(hexDigits[Int(byte >> 4)])
-                    bytes.append(hexDigits[Int(byte & 0x0F)])
+                    bytes.append(HexDigits.lowercase[Int(byte >> 4)])
+                    bytes.append(HexDigits.lowercase[Int(byte & 0x0F)])
                 } else {
                     bytes.append(backslash)
                     bytes.append(byte)
@@ -217,7 +217,6 @@ package enum JSONValidator {
 
     private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), zero = UInt8(ascii: "0")
     /// `\u` escapes are written in lower case, as `String(_:radix:)` writes them.
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The text of a JSON string literal (quotes included in `literal`), with
     /// every escape decoded; nil when it is not a valid string literal.

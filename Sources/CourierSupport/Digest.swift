@@ -11,12 +11,11 @@ package enum Digest {
     /// Lowercase hex, two digits a byte, written straight into one buffer:
     /// a String per byte, joined, cost the sink more than the digest.
     package static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(bytes.count * 2)
         for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+            text.append(HexDigits.lowercase[Int(byte >> 4)])
+            text.append(HexDigits.lowercase[Int(byte & 0x0F)])
         }
         return String(decoding: text, as: UTF8.self)
     }

@@ -184,8 +184,8 @@ package enum BatchBody {
 
         /// `name` as written, inside its quotes (an escaped name is not the
         /// member, as `JSONOutline.member` compares them); `value` where its
-        /// value is. A switch on the bytes: a key path per member cost more
-        /// than the rest of the entry's reading.
+        /// value is. Compared byte for byte, name by name: a key path per
+        /// member cost more than the rest of the entry's reading.
         mutating func note(_ name: ArraySlice<UInt8>, _ value: Range<Int>) {
             if name.elementsEqual("idempotency_key".utf8) {
                 key = value
