@@ -28,7 +28,10 @@
     X(multi_remove_handle)        \
     X(multi_perform)              \
     X(multi_poll)                 \
-    X(multi_info_read)
+    X(multi_info_read)            \
+    X(url)                        \
+    X(url_cleanup)                \
+    X(url_set)
 
 // The members are named without curl_: curl.h makes curl_easy_setopt and
 // curl_easy_getinfo type-checking macros, which a call through a member of
@@ -160,4 +163,14 @@ CURLMcode courier_multi_poll(CURLM *multi, struct curl_waitfd extra[], unsigned 
 
 CURLMsg *courier_multi_info_read(CURLM *multi, int *remaining) {
     return courier_curl_load() == CURLE_OK ? curl.multi_info_read(multi, remaining) : NULL;
+}
+
+CURLU *courier_url(void) { return courier_curl_load() == CURLE_OK ? curl.url() : NULL; }
+
+void courier_url_cleanup(CURLU *url) {
+    if (courier_curl_load() == CURLE_OK) curl.url_cleanup(url);
+}
+
+CURLUcode courier_url_set(CURLU *url, CURLUPart part, const char *content, unsigned int flags) {
+    return courier_curl_load() == CURLE_OK ? curl.url_set(url, part, content, flags) : CURLUE_BAD_HANDLE;
 }

@@ -18,6 +18,9 @@ package final class HTTPClient: Transport {
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
     private let timeout: Duration
     private let proxy: ProxyLookup
+    /// Each URL requested, parsed once (`parsedURL`).
+    private var parsedURLs: [String: CurlURL] = [:]
+    static let parsedURLLimit = 64
 
     /// Bytes of an answer courier reads before it hangs up: enough for any
     /// acknowledgement, and an endless body cannot hold a slot forever.
@@ -43,13 +46,16 @@ package final class HTTPClient: Transport {
         // TLS, redirects, protocols and timeouts: the same rules as catalogs.
         let handle = try self.handle(
             for: CurlOptions(timeout: timeout, caFile: request.subscriber.caFile, proxy: proxy))
+        let url = parsedURL(request.url)
         let transfer = Transfer(
-            handle: handle, tag: tag, headers: CurlHeaderList(headers), capture: request.answerCapture)
+            handle: handle, tag: tag, url: url, headers: CurlHeaderList(headers), capture: request.answerCapture)
         do {
             // Only what is this request's own; every request sets all of
             // it, so nothing of the handle's last transfer is left to use.
             let easy = handle.easy
-            try easy.set(CURLOPT_URL, request.url)
+            // The parsed URL wins over the string when both are set.
+            try easy.set(CURLOPT_CURLU, pointer: url.map { UnsafeMutableRawPointer($0.handle) })
+            if url == nil { try easy.set(CURLOPT_URL, request.url) }
             try easy.setPostBody(request.body)
             try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
             try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())
@@ -60,6 +66,18 @@ package final class HTTPClient: Transport {
             throw error
         }
         running[handle.easy.handle] = transfer
+    }
+
+    /// The request's URL as libcurl parsed it the first time (`CurlURL`);
+    /// nil when it cannot, and the string is set instead. A round sends to
+    /// a few URLs, one per subscriber; `parsedURLLimit` bounds a client
+    /// that is given ever new ones.
+    private func parsedURL(_ text: String) -> CurlURL? {
+        if let known = parsedURLs[text] { return known }
+        guard let url = CurlURL(text) else { return nil }
+        if parsedURLs.count >= Self.parsedURLLimit { parsedURLs.removeAll() }
+        parsedURLs[text] = url
+        return url
     }
 
     /// An idle handle that follows `options` (the last one, nearly always:
@@ -176,6 +194,8 @@ package final class HTTPClient: Transport {
 private final class Transfer {
     let handle: DeliveryHandle
     let tag: Int
+    /// Held until the transfer ends: libcurl copies it only as it connects.
+    let url: CurlURL?
     let headers: CurlHeaderList
     let capture: Int
     let started = MonotonicInstant.now()
@@ -185,9 +205,10 @@ private final class Transfer {
     /// The errno of a socket libcurl asked for and did not get; 0 if none.
     var socketErrno: Int32 = 0
 
-    init(handle: DeliveryHandle, tag: Int, headers: CurlHeaderList, capture: Int) {
+    init(handle: DeliveryHandle, tag: Int, url: CurlURL?, headers: CurlHeaderList, capture: Int) {
         self.handle = handle
         self.tag = tag
+        self.url = url
         self.headers = headers
         self.capture = capture
     }

@@ -57,4 +57,8 @@ CURLMcode courier_multi_perform(CURLM *multi, int *running);
 CURLMcode courier_multi_poll(CURLM *multi, struct curl_waitfd extra[], unsigned int count, int timeout, int *ready);
 CURLMsg *courier_multi_info_read(CURLM *multi, int *remaining);
 
+CURLU *courier_url(void);
+void courier_url_cleanup(CURLU *url);
+CURLUcode courier_url_set(CURLU *url, CURLUPart part, const char *content, unsigned int flags);
+
 #endif
