@@ -11,6 +11,8 @@ import CCurl
 /// then, and is never changed after it is made.
 final class CurlURL {
     let handle: OpaquePointer
+    /// What was parsed, as given.
+    let text: String
 
     /// Nil when libcurl cannot parse `text`: the request then sets the
     /// string, and libcurl fails the transfer with its own words, as it
@@ -24,6 +26,7 @@ final class CurlURL {
             return nil
         }
         self.handle = handle
+        self.text = text
     }
 
     deinit { courier_url_cleanup(handle) }

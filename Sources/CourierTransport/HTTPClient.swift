@@ -20,6 +20,7 @@ package final class HTTPClient: Transport {
     private let proxy: ProxyLookup
     /// Each URL requested, parsed once (`parsedURL`).
     private var parsedURLs: [String: CurlURL] = [:]
+    private var lastURL: CurlURL?
     static let parsedURLLimit = 64
 
     /// Bytes of an answer courier reads before it hangs up: enough for any
@@ -73,10 +74,17 @@ package final class HTTPClient: Transport {
     /// a few URLs, one per subscriber; `parsedURLLimit` bounds a client
     /// that is given ever new ones.
     private func parsedURL(_ text: String) -> CurlURL? {
-        if let known = parsedURLs[text] { return known }
+        // The last one first: the same storage compares equal without a
+        // hash, and a round's requests mostly go to one subscriber's URL.
+        if let last = lastURL, last.text == text { return last }
+        if let known = parsedURLs[text] {
+            lastURL = known
+            return known
+        }
         guard let url = CurlURL(text) else { return nil }
         if parsedURLs.count >= Self.parsedURLLimit { parsedURLs.removeAll() }
         parsedURLs[text] = url
+        lastURL = url
         return url
     }
 
