@@ -54,9 +54,16 @@ package final class HTTPClient: Transport {
             // Only what is this request's own; every request sets all of
             // it, so nothing of the handle's last transfer is left to use.
             let easy = handle.easy
-            // The parsed URL wins over the string when both are set.
+            // One of the two, the other unset: the parsed URL wins over a
+            // string for the request, but a string left from an earlier
+            // one is what libcurl retries a request from when its reused
+            // connection died unanswered.
             try easy.set(CURLOPT_CURLU, pointer: url.map { UnsafeMutableRawPointer($0.handle) })
-            if url == nil { try easy.set(CURLOPT_URL, request.url) }
+            if url == nil {
+                try easy.set(CURLOPT_URL, request.url)
+            } else {
+                try easy.set(CURLOPT_URL, pointer: nil)
+            }
             try easy.setPostBody(request.body)
             try easy.set(CURLOPT_HTTPHEADER, list: transfer.headers.list)
             try easy.set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(transfer).toOpaque())

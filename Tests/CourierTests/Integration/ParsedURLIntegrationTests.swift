@@ -40,6 +40,29 @@ import Testing
         #expect(server.requests.count == 1, "the second request went to the first one's URL")
     }
 
+    /// Found by an attack: the unparsable URL's string stayed set on the
+    /// handle, and libcurl retries a request whose reused connection died
+    /// from the string, not the parsed URL. The retry failed as "could not
+    /// be parsed", which courier takes as refused, never to be retried.
+    @Test("a request after an unparsable URL on the same handle is retried on a new connection to its own URL")
+    func retryAfterUnparsableURLUsesItsOwnURL() throws {
+        let server = try LoopbackServer { request, count in
+            // The third request's first try: the kept-alive connection is closed, unanswered.
+            request.header("idempotency-key") == "third" && count == 1
+                ? .stall(.zero) : .respond(HTTPResponse(status: 200, headers: [], body: Array("one".utf8)))
+        }
+        let client = try HTTPClient(timeout: .seconds(5))
+        try ReusedHandleTests.afterOneAnswered(client, server)
+        let badPort = server.url.replacingOccurrences(of: "\(server.server.address)", with: "127.0.0.1:99999")
+        try Self.start(client, "second", to: badPort, tag: 2)
+        #expect(try Self.responses(of: client, count: 1)[2]?.error?.code == CURLE_URL_MALFORMAT.rawValue)
+        try Self.start(client, "third", to: server.url, tag: 3)
+        let third = try #require(try Self.responses(of: client, count: 1)[3])
+        #expect(third.error == nil, "\(String(describing: third.error))")
+        #expect(third.status == 200)
+        #expect(server.requests.filter { $0.header("idempotency-key") == "third" }.map(\.target) == ["/hook", "/hook"])
+    }
+
     @Test("requests to other servers, paths and queries over one client each go to their own URL")
     func eachRequestGoesToItsOwnURL() throws {
         let first = try LoopbackServer(status: 200)
