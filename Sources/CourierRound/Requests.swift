@@ -32,6 +32,15 @@ struct RequestBuilder {
         self.answerCapture = LedgerLine.detailLimit + settings.longestSecret
     }
 
+    /// `url` with `atomic=true` added to its query: before a `#fragment`,
+    /// which libcurl leaves off the request (RFC 3986, 3.5), and which
+    /// may hold a `?` of its own.
+    static func atomic(_ url: String) -> String {
+        let fragment = url.firstIndex(of: "#") ?? url.endIndex
+        let base = url[..<fragment]
+        return base + (base.contains("?") ? "&" : "?") + "atomic=true" + url[fragment...]
+    }
+
     /// The request's POST; `bearer` is the OAuth access token it goes with.
     func build(_ request: PendingRequest, now: Timestamp, bearer: String? = nil) -> Built {
         let subscriber = request.subscriber
@@ -43,9 +52,7 @@ struct RequestBuilder {
                 BatchBody.Item(key: item.entry.key.description, record: item.body, fields: item.fields)
             }
             let body = BatchBody.encode(items, deviceID: settings.deviceID)
-            let url =
-                subscriber.batch.atomic
-                ? subscriber.url + (subscriber.url.contains("?") ? "&" : "?") + "atomic=true" : subscriber.url
+            let url = subscriber.batch.atomic ? Self.atomic(subscriber.url) : subscriber.url
             wire = DeliveryRequest(
                 key: Self.batchKey(request.items), body: body, subscriber: subscriber, url: url,
                 answerCapture: Self.batchAnswerCapture)

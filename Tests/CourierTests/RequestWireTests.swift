@@ -162,6 +162,25 @@ import Testing
         #expect(String(decoding: wire.body, as: UTF8.self) == expected)
     }
 
+    /// Found by an attack: `?atomic=true` went after a `#fragment`, which
+    /// libcurl leaves off the request, so the server never saw it.
+    @Test(
+        "an atomic batch's URL carries atomic=true in its query, before any fragment",
+        arguments: [
+            ("http://127.0.0.1:9/batch", "http://127.0.0.1:9/batch?atomic=true"),
+            ("http://127.0.0.1:9/batch?v=2", "http://127.0.0.1:9/batch?v=2&atomic=true"),
+            ("http://127.0.0.1:9/batch#part", "http://127.0.0.1:9/batch?atomic=true#part"),
+            ("http://127.0.0.1:9/batch?v=2#part", "http://127.0.0.1:9/batch?v=2&atomic=true#part"),
+            ("http://127.0.0.1:9/batch#part?x", "http://127.0.0.1:9/batch?atomic=true#part?x"),
+        ])
+    func atomicBatchURL(url: String, expected: String) throws {
+        var subscriber = try TemporarySpool.subscriber("batchy", url: url)
+        subscriber.mode = .batch
+        subscriber.batch.atomic = true
+        let wire = try Self.wire(subscriber, [try Self.item("a", subscriber: "batchy", #"{"id":"a","kind":"order"}"#)])
+        #expect(wire.url == expected)
+    }
+
     @Test("a gzip subscriber's body goes compressed with Content-Encoding after If-Match")
     func gzipRequest() throws {
         var subscriber = try TemporarySpool.subscriber("zipped", url: "http://127.0.0.1:9/in")
