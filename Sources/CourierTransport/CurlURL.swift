@@ -7,8 +7,9 @@ import CCurl
 ///
 /// The flags are those libcurl parses CURLOPT_URL with (7.88, url.c), so
 /// the request is the one the string would have made. libcurl reads the
-/// handle, and copies it when the transfer connects: it must live until
-/// then, and is never changed after it is made.
+/// handle, and copies it each time the transfer connects (a retry
+/// reconnects): it must live until the transfer ends, and is never
+/// changed after it is made.
 final class CurlURL {
     let handle: OpaquePointer
     /// What was parsed, as given.

@@ -209,7 +209,8 @@ package final class HTTPClient: Transport {
 private final class Transfer {
     let handle: DeliveryHandle
     let tag: Int
-    /// Held until the transfer ends: libcurl copies it only as it connects.
+    /// Held until the transfer ends: libcurl copies it each time the
+    /// transfer connects, a retry's new connection too.
     let url: CurlURL?
     let headers: CurlHeaderList
     let capture: Int
