@@ -119,6 +119,34 @@ import Testing
         #expect(state.version == 16 && state.serverTime == "2025-10-22T10:00:02Z")
     }
 
+    /// A sibling of the atomic batch URL's defect: `/delta?since=…` was
+    /// appended after a query (and a fragment) of the catalog's own URL,
+    /// so the server got its path without `/delta`.
+    @Test(
+        "a catalog URL's own query goes with every page after /delta, and its fragment stays off",
+        arguments: [
+            ("/catalogs/products?key=k1", ["key"]), ("/catalogs/products/?key=k1#top", ["key"]),
+            ("/catalogs/products#top", []), ("/catalogs/products?#top?key=k1", []),
+        ])
+    func aCatalogURLsOwnQueryIsKept(suffix: String, own: [String]) throws {
+        let server = try ArchitectureBackend.catalog(pages: Self.threePages)
+        let spool = try Self.spool(server)
+        spool.configuration.catalogs = [
+            Catalog(
+                name: try Self.name(), url: "http://\(server.server.address)" + suffix, pageSize: 3,
+                ackURL: "http://\(server.server.address)/sync/ack", cursor: .serverTime)
+        ]
+        _ = try Self.sync(spool)
+        let asked = Self.gets(server)
+        #expect(asked.count == 3)
+        #expect(asked.allSatisfy { $0.path == "/catalogs/products/delta" }, "\(asked.map(\.target))")
+        let later = own + ["since", "pageSize", "cursor"]
+        #expect(
+            asked.map { ArchitectureBackend.parameters($0.target).map(\.name) } == [
+                own + ["since", "pageSize"], later, later,
+            ])
+    }
+
     @Test("a page whose next_cursor and nextCursor disagree fails the sync, naming the page")
     func twoSpellingsThatDisagreeAreRefused() throws {
         let server = try ArchitectureBackend.catalog { cursor in
