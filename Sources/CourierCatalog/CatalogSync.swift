@@ -211,13 +211,11 @@ package struct CatalogSync {
     /// architecture's three query parameters. A query of the catalog URL's
     /// own (`?key=…`) goes first; its `#fragment`, never sent, is left off.
     private func pageURL(since: CatalogSince, cursor: String?) -> String {
-        let end = catalog.url.firstIndex(of: "#") ?? catalog.url.endIndex
-        let query = catalog.url[..<end].firstIndex(of: "?") ?? end
-        var path = String(catalog.url[..<query])
-        if path.hasSuffix("/") { path.removeLast() }
-        let own = query < end ? catalog.url[catalog.url.index(after: query)..<end] : ""
-        var url = path + "/delta?"
-        if !own.isEmpty { url += own + "&" }
+        let parts = URLText(catalog.url)
+        var url = String(parts.beforeQuery)
+        if url.hasSuffix("/") { url.removeLast() }
+        url += "/delta?"
+        if let own = parts.query, !own.isEmpty { url += own + "&" }
         url += "since=\(Self.queryValue(since.description))&pageSize=\(catalog.pageSize)"
         if let cursor { url += "&cursor=" + Self.queryValue(cursor) }
         return url

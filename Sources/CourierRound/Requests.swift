@@ -36,9 +36,8 @@ struct RequestBuilder {
     /// which libcurl leaves off the request (RFC 3986, 3.5), and which
     /// may hold a `?` of its own.
     static func atomic(_ url: String) -> String {
-        let fragment = url.firstIndex(of: "#") ?? url.endIndex
-        let base = url[..<fragment]
-        return base + (base.contains("?") ? "&" : "?") + "atomic=true" + url[fragment...]
+        let parts = URLText(url)
+        return parts.beforeQuery + "?" + (parts.query.map { $0 + "&" } ?? "") + "atomic=true" + parts.fragment
     }
 
     /// The request's POST; `bearer` is the OAuth access token it goes with.
