@@ -161,6 +161,7 @@ final class DeliveryPass {
                 if groupsOut > 0 {
                     if feed.intakeGroupsOut == groupsOut {
                         try feed.readAhead()
+                        prepareTransport()
                         try commits.waitForRunning()
                     }
                     continue
@@ -200,6 +201,17 @@ final class DeliveryPass {
             inFlight: inFlight.values.reduce(0) { $0 + $1.items.count },
             retrying: waiting.reduce(0) { $0 + $1.items.count }, claimedAhead: feed.claimedAhead,
             nextRetry: waiting.map(\.due).min().map { max(.zero, $0 - clock()) })
+    }
+
+    /// Makes the transport while the loop has nothing to do but wait for
+    /// an intake group's commit that brings entries to send: loading
+    /// libcurl and its libraries takes the loop 10 ms and more, and the
+    /// round's first commit writes back what the producers dropped, a
+    /// tenth of a second and more, which the load now hides in. A failure
+    /// is left for the first request to report, as before.
+    private func prepareTransport() {
+        guard transport == nil, feed.claimedAhead > 0 else { return }
+        _ = try? startedTransport()
     }
 
     private func startedTransport() throws(CurlError) -> any Transport {
