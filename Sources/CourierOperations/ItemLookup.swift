@@ -87,24 +87,52 @@ extension Spool {
     }
 
     /// A dropped file that intake flagged, found by the name it was dropped
-    /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`.
+    /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`, and
+    /// `invalid-…-partial.json-2`, flagged in the same second. Names that
+    /// differ only in bytes made `_` share one safe part (`a b` and `a\tb`
+    /// both `a_b`), and a counter may be another file's: then the ledger's
+    /// flagging line, which says what each file was dropped as, decides. A
+    /// file without one (pruned) is found by its safe part alone.
     private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
         let safe = Array(FlaggedName.safeComponent(name).utf8)
-        var found: [SpoolItem] = []
+        var found: [(item: SpoolItem, counted: Bool)] = []
         for state in [SpoolState.needsAttention, .failed, .queued] {
             do {
                 let stream = try directory(state).entries()
                 while let candidate = try stream.next() {
                     // The whole part after the time: a suffix would let
                     // `y.json` find the file dropped as `xZ-y.json` too.
-                    guard let part = FlaggedName.droppedPart(of: candidate), part.elementsEqual(safe) else { continue }
-                    found.append(SpoolItem(name: candidate, state: state, entry: nil))
+                    guard let part = FlaggedName.droppedPart(of: candidate),
+                        let counted = FlaggedName.counted(part, safe: safe)
+                    else { continue }
+                    found.append((SpoolItem(name: candidate, state: state, entry: nil), counted))
                 }
             } catch {
                 throw .spool(SpoolError(error))
             }
         }
-        return found.sorted { $0.name < $1.name }
+        if name.bytes.elementsEqual(safe) && !found.contains(where: \.counted) {
+            return found.map(\.item).sorted { $0.name < $1.name }
+        }
+        let droppedAs: [String: String]
+        do { droppedAs = try flaggingDetails(of: Set(found.map(\.item.name.description))) } catch {
+            throw .spool(error)
+        }
+        let said = "(dropped as \(FlaggedName.printable(name)))"
+        return found.filter { candidate in
+            guard let detail = droppedAs[candidate.item.name.description] else { return !candidate.counted }
+            return detail.hasSuffix(said)
+        }.map(\.item).sorted { $0.name < $1.name }
+    }
+
+    /// The details of the ledger lines that flagged `names`, by name.
+    private func flaggingDetails(of names: Set<String>) throws(SpoolError) -> [String: String] {
+        var details: [String: String] = [:]
+        guard !names.isEmpty else { return details }
+        try History(spool: self).forEachLine(History.Filter(event: .invalid)) { line in
+            if names.contains(line.key) { details[line.key] = line.detail }
+        }
+        return details
     }
 
 }

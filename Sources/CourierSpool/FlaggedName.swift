@@ -59,6 +59,21 @@ package enum FlaggedName {
         return name.bytes[start...]
     }
 
+    /// Whether a flagged name's dropped part (`droppedPart`) is `safe`
+    /// (false) or `safe` with the counter `make` adds, `-2` and up (true);
+    /// nil for any other part.
+    package static func counted(_ part: ArraySlice<UInt8>, safe: [UInt8]) -> Bool? {
+        guard part.starts(with: safe) else { return nil }
+        let rest = part.dropFirst(safe.count)
+        if rest.isEmpty { return false }
+        let digits = rest.dropFirst()
+        // As `make` writes it: no sign, no leading zero.
+        guard rest.first == UInt8(ascii: "-"), let counter = Int(String(decoding: digits, as: UTF8.self)),
+            counter >= 2, String(counter).utf8.elementsEqual(digits)
+        else { return nil }
+        return true
+    }
+
     /// The dropped name made safe: bytes outside `[A-Za-z0-9._-]` become `_`.
     package static func safeComponent(_ name: FileName) -> String {
         let cleaned = name.bytes.prefix(120).map { byte -> UInt8 in

@@ -1,0 +1,73 @@
+import Testing
+
+@testable import CourierOperations
+@testable import CourierPosix
+@testable import CourierSpool
+
+/// A flagged dropped file found by the name it was dropped as, where names
+/// collide: bytes made `_`, and the counter `FlaggedName.make` adds within
+/// one second. The ledger's flagging line says what each was dropped as.
+@Suite struct FlaggedLookupTests {
+    static let time = Timestamp(secondsSinceEpoch: 1_796_600_000)
+    static let prefix = "invalid-\(time.compact)-"
+
+    /// Drops `bytes` as `name` and flags it at `time`, as intake does;
+    /// returns the flagged name.
+    @discardableResult
+    static func dropAndFlag(_ name: [UInt8], in spool: TemporarySpool) throws -> String {
+        let dropped = FileName(bytes: name)
+        try spool.drop(Array("not json".utf8), as: dropped)
+        let safe = try FlaggedName.make(for: dropped, at: time, in: spool.spool.directory(.needsAttention))
+        try spool.session.commit(
+            Transition.flag(
+                dropped, from: .state(.queued), as: safe, reason: "not valid JSON", actor: .person, at: time))
+        return safe.description
+    }
+
+    static func found(_ text: [UInt8], in spool: TemporarySpool) throws -> [String] {
+        try spool.spool.resolve(String(decoding: text, as: UTF8.self)).map(\.name.description)
+    }
+
+    @Test("two names that differ only in a byte made _ each find their own flagged file, not the other's")
+    func namesMadeSafeAlikeFindTheirOwn() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let backslash = try Self.dropAndFlag([0x5C], in: spool)
+        let control = try Self.dropAndFlag([0x01], in: spool)
+        #expect(backslash == Self.prefix + "_" && control == Self.prefix + "_-2")
+        #expect(try Self.found([0x01], in: spool) == [control])
+        #expect(try Self.found([0x5C], in: spool) == [backslash])
+        #expect(throws: OperationError.self, "nothing was dropped as _") { try Self.found(Array("_".utf8), in: spool) }
+    }
+
+    @Test("a name dropped twice in one second finds both flagged files, and not one dropped as NAME-2")
+    func aNameFlaggedTwiceInOneSecondFindsBoth() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let first = try Self.dropAndFlag(Array("x.json".utf8), in: spool)
+        let second = try Self.dropAndFlag(Array("x.json".utf8), in: spool)
+        let other = try Self.dropAndFlag(Array("x.json-2".utf8), in: spool)
+        #expect([first, second, other] == ["x.json", "x.json-2", "x.json-2-2"].map { Self.prefix + $0 })
+        #expect(try Self.found(Array("x.json".utf8), in: spool) == [first, second])
+        #expect(try Self.found(Array("x.json-2".utf8), in: spool) == [other])
+    }
+
+    @Test("without its ledger line (pruned) a flagged file is found by its safe part alone, not by a counter")
+    func withoutTheLedgerTheSafePartDecides() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let plain = try Self.dropAndFlag([0x01], in: spool)
+        let counted = try Self.dropAndFlag([0x01], in: spool)
+        #expect(try Self.found([0x01], in: spool) == [plain, counted])
+        let days = try spool.spool.ledgerDirectory.entries()
+        while let day = try days.next() { try spool.spool.ledgerDirectory.remove(day) }
+        #expect(try Self.found([0x01], in: spool) == [plain])
+    }
+
+    @Test(
+        "the counter FlaggedName.make adds is told from a name's own digits",
+        arguments: [
+            ("a", "a", false), ("a-2", "a", true), ("a-17", "a", true), ("a-1", "a", nil), ("a-02", "a", nil),
+            ("a-", "a", nil), ("a-+2", "a", nil), ("a-2x", "a", nil), ("ab", "a", nil), ("b", "a", nil),
+        ] as [(String, String, Bool?)])
+    func counterIsToldFromDigits(part: String, safe: String, counted: Bool?) {
+        #expect(FlaggedName.counted(ArraySlice(part.utf8), safe: Array(safe.utf8)) == counted)
+    }
+}
