@@ -92,7 +92,8 @@ extension Spool {
     /// differ only in bytes made `_` share one safe part (`a b` and `a\tb`
     /// both `a_b`), and a counter may be another file's: then the ledger's
     /// flagging line, which says what each file was dropped as, decides. A
-    /// file without one (pruned) is found by its safe part alone.
+    /// file without one (pruned), or whose line's 200 bytes end before the
+    /// name, is found by its safe part alone.
     private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
         let safe = Array(FlaggedName.safeComponent(name).utf8)
         var found: [(item: SpoolItem, counted: Bool)] = []
@@ -118,10 +119,12 @@ extension Spool {
         do { droppedAs = try flaggingDetails(of: Set(found.map(\.item.name.description))) } catch {
             throw .spool(error)
         }
-        let said = "(dropped as \(FlaggedName.printable(name)))"
         return found.filter { candidate in
-            guard let detail = droppedAs[candidate.item.name.description] else { return !candidate.counted }
-            return detail.hasSuffix(said)
+            // No line (pruned), or one whose kept bytes end before the name.
+            guard let detail = droppedAs[candidate.item.name.description],
+                let says = FlaggedName.flagging(detail, saysDroppedAs: name)
+            else { return !candidate.counted }
+            return says
         }.map(\.item).sorted { $0.name < $1.name }
     }
 

@@ -18,7 +18,7 @@ extension Transition {
             lines: [
                 LedgerLine(
                     time: now, actor: actor, subscriber: nil, key: safe.description, event: .invalid,
-                    detail: "\(reason) (dropped as \(FlaggedName.printable(name)))")
+                    detail: reason + FlaggedName.droppedAs(name))
             ],
             moves: [Move(name, from: place, to: .state(.needsAttention), as: safe, expected: expected)])
     }
@@ -80,6 +80,29 @@ package enum FlaggedName {
             NameBytes.isSafeFileName(byte) ? byte : UInt8(ascii: "_")
         }
         return String(decoding: cleaned, as: UTF8.self)
+    }
+
+    /// How a flagging line's detail ends: ` (dropped as NAME)`.
+    package static func droppedAs(_ name: FileName) -> String { " (dropped as \(printable(name)))" }
+
+    /// Whether the detail of a flagging line says the file was dropped as
+    /// `name`: nil when the 200 bytes a detail keeps end before they say
+    /// (a long reason), and true when they end inside a name that `name`
+    /// begins with.
+    package static func flagging(_ detail: String, saysDroppedAs name: FileName) -> Bool? {
+        let said = Array(droppedAs(name).utf8)
+        let kept = Array(detail.utf8)
+        func endsWith(_ tail: ArraySlice<UInt8>) -> Bool {
+            kept.count >= tail.count && kept.suffix(tail.count).elementsEqual(tail)
+        }
+        // Cut to a whole character at most 200 bytes long: 197 and up.
+        guard kept.count > LedgerLine.detailLimit - 4 else { return endsWith(said[...]) }
+        let marker = Array(" (dropped as ".utf8)
+        for length in stride(from: said.count, through: marker.count, by: -1) where endsWith(said.prefix(length)) {
+            return true
+        }
+        let saysAName = kept.indices.contains { kept[$0...].starts(with: marker) }
+        return saysAName ? false : nil
     }
 
     /// A dropped file's name for the ledger: printable, never a tab.

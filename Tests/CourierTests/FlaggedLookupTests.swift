@@ -14,13 +14,15 @@ import Testing
     /// Drops `bytes` as `name` and flags it at `time`, as intake does;
     /// returns the flagged name.
     @discardableResult
-    static func dropAndFlag(_ name: [UInt8], in spool: TemporarySpool) throws -> String {
+    static func dropAndFlag(_ name: [UInt8], in spool: TemporarySpool, reason: String = "not valid JSON") throws
+        -> String
+    {
         let dropped = FileName(bytes: name)
         try spool.drop(Array("not json".utf8), as: dropped)
         let safe = try FlaggedName.make(for: dropped, at: time, in: spool.spool.directory(.needsAttention))
         try spool.session.commit(
             Transition.flag(
-                dropped, from: .state(.queued), as: safe, reason: "not valid JSON", actor: .person, at: time))
+                dropped, from: .state(.queued), as: safe, reason: reason, actor: .person, at: time))
         return safe.description
     }
 
@@ -59,6 +61,30 @@ import Testing
         let days = try spool.spool.ledgerDirectory.entries()
         while let day = try days.next() { try spool.spool.ledgerDirectory.remove(day) }
         #expect(try Self.found([0x01], in: spool) == [plain])
+    }
+
+    @Test("a flagging line cut at 200 bytes inside the dropped name still tells it from the other name made safe alike")
+    func aCutFlaggingLineStillDecides() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        // The line's detail keeps 200 bytes: the name's last bytes, which
+        // are all the two names differ in, are cut off; what is left still
+        // rules out a name whose kept part differs.
+        let reason = String(repeating: "r", count: 150)
+        let first = Array(String(repeating: "a", count: 60).utf8) + [0x01]
+        let second =
+            Array(String(repeating: "a", count: 30).utf8) + [0x02] + Array(String(repeating: "a", count: 30).utf8)
+        let one = try Self.dropAndFlag(first, in: spool, reason: reason)
+        let two = try Self.dropAndFlag(second, in: spool, reason: reason)
+        #expect(try Self.found(first, in: spool) == [one])
+        #expect(try Self.found(second, in: spool) == [two])
+        // A reason that fills the 200 bytes says nothing of the name: the
+        // safe part alone decides, as without a line.
+        let spool2 = try TemporarySpool.withUnreachableAlpha()
+        let long = String(repeating: "r", count: 250)
+        let plain = try Self.dropAndFlag([0x01], in: spool2, reason: long)
+        let counted = try Self.dropAndFlag([0x02], in: spool2, reason: long)
+        #expect(try Self.found([0x01], in: spool2) == [plain])
+        #expect(try Self.found([0x02], in: spool2) == [plain], "\(counted) is told from nothing the ledger kept")
     }
 
     @Test(
