@@ -87,13 +87,14 @@ extension Spool {
     }
 
     /// A dropped file that intake flagged, found by the name it was dropped
-    /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`, and
-    /// `invalid-…-partial.json-2`, flagged in the same second. Names that
-    /// differ only in bytes made `_` share one safe part (`a b` and `a\tb`
-    /// both `a_b`), and a counter may be another file's: then the ledger's
-    /// flagging line, which says what each file was dropped as, decides. A
-    /// file without one (pruned), or whose line's 200 bytes end before the
-    /// name, is found by its safe part alone.
+    /// as: `partial.json` finds `needsAttention/invalid-…-partial.json`
+    /// (the safe part exact), and `invalid-…-partial.json-2`, flagged in
+    /// the same second. Names that differ only in bytes made `_` share one
+    /// safe part (`a b` and `a\tb` both `a_b`), and a counter may be another
+    /// name's own (`x.json-2`): the ledger's flagging line of each file,
+    /// which says what it was dropped as, decides. Where a line cannot say
+    /// (pruned, unreadable, redacted, cut before the name), the exact safe
+    /// part alone decides, as it did before there was a counter to tell.
     private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
         let safe = Array(FlaggedName.safeComponent(name).utf8)
         var found: [(item: SpoolItem, counted: Bool)] = []
@@ -112,20 +113,22 @@ extension Spool {
                 throw .spool(SpoolError(error))
             }
         }
-        if name.bytes.elementsEqual(safe) && !found.contains(where: \.counted) {
-            return found.map(\.item).sorted { $0.name < $1.name }
+        guard !found.isEmpty else { return [] }
+        // A ledger that cannot be read leaves every line unable to say.
+        let details = (try? flaggingDetails(of: Set(found.map(\.item.name.description)))) ?? [:]
+        let verdicts = found.map { candidate in
+            details[candidate.item.name.description].flatMap { FlaggedName.flagging($0, saysDroppedAs: name) }
         }
-        let droppedAs: [String: String]
-        do { droppedAs = try flaggingDetails(of: Set(found.map(\.item.name.description))) } catch {
-            throw .spool(error)
-        }
-        return found.filter { candidate in
-            // No line (pruned), or one whose kept bytes end before the name.
-            guard let detail = droppedAs[candidate.item.name.description],
-                let says = FlaggedName.flagging(detail, saysDroppedAs: name)
-            else { return !candidate.counted }
-            return says
-        }.map(\.item).sorted { $0.name < $1.name }
+        // Two lines that agree in the part they kept tell nothing apart.
+        let partly = verdicts.filter { $0 == .partly }.count
+        return zip(found, verdicts).filter { candidate, verdict in
+            switch verdict {
+            case .yes: true
+            case .no: false
+            case .partly where partly == 1: true
+            case .partly, nil: !candidate.counted
+            }
+        }.map(\.0.item).sorted { $0.name < $1.name }
     }
 
     /// The details of the ledger lines that flagged `names`, by name.

@@ -1,5 +1,6 @@
 import CourierIdentifiers
 import CourierPosix
+import CourierSupport
 
 extension Transition {
     /// Flagging: a file that will not be taken moves, unchanged, to
@@ -85,24 +86,39 @@ package enum FlaggedName {
     /// How a flagging line's detail ends: ` (dropped as NAME)`.
     package static func droppedAs(_ name: FileName) -> String { " (dropped as \(printable(name)))" }
 
-    /// Whether the detail of a flagging line says the file was dropped as
-    /// `name`: nil when the 200 bytes a detail keeps end before they say
-    /// (a long reason), and true when they end inside a name that `name`
-    /// begins with.
-    package static func flagging(_ detail: String, saysDroppedAs name: FileName) -> Bool? {
-        let said = Array(droppedAs(name).utf8)
+    /// What a flagging line's detail says of its file being dropped as a name.
+    package enum Verdict: Equatable, Sendable {
+        /// The line names it, whole.
+        case yes
+        /// The line's 200 bytes end inside a name that begins as it does.
+        case partly
+        case no
+    }
+
+    /// What `detail`, a flagging line's, says of its file being dropped as
+    /// `name`; nil when it cannot say: the detail is redacted (a secret in
+    /// the name), names a flagged file (one flagged again after a resend),
+    /// shows the 100 characters a line keeps of a longer name, or ends in
+    /// a way a whole line and a cut one both could.
+    package static func flagging(_ detail: String, saysDroppedAs name: FileName) -> Verdict? {
+        guard !detail.contains(Redactor.mark) else { return nil }
+        let marker = Array(" (dropped as ".utf8)
+        let shown = Array(droppedAs(name).utf8.dropFirst(marker.count))
         let kept = Array(detail.utf8)
-        func endsWith(_ tail: ArraySlice<UInt8>) -> Bool {
-            kept.count >= tail.count && kept.suffix(tail.count).elementsEqual(tail)
+        // After each ` (dropped as ` in the detail: the name may hold one too.
+        let tails = kept.indices.filter { kept[$0...].starts(with: marker) }.map { kept[($0 + marker.count)...] }
+        guard !tails.contains(where: { $0.starts(with: Array("invalid-".utf8)) }) else { return nil }
+        if kept.count >= shown.count && kept.suffix(shown.count).elementsEqual(shown) && !tails.isEmpty {
+            return name.bytes.count > 100 ? nil : .yes
         }
         // Cut to a whole character at most 200 bytes long: 197 and up.
-        guard kept.count > LedgerLine.detailLimit - 4 else { return endsWith(said[...]) }
-        let marker = Array(" (dropped as ".utf8)
-        for length in stride(from: said.count, through: marker.count, by: -1) where endsWith(said.prefix(length)) {
-            return true
+        guard kept.count > LedgerLine.detailLimit - 4 else { return tails.isEmpty ? nil : .no }
+        let cutInside = tails.contains { tail in
+            !tail.isEmpty && tail.last != UInt8(ascii: ")") && shown.starts(with: tail)
         }
-        let saysAName = kept.indices.contains { kept[$0...].starts(with: marker) }
-        return saysAName ? false : nil
+        if cutInside { return .partly }
+        // A tail that ends in `)` may be a whole line's: it says nothing.
+        return tails.contains { $0.last == UInt8(ascii: ")") } || tails.isEmpty ? nil : .no
     }
 
     /// A dropped file's name for the ledger: printable, never a tab.

@@ -14,9 +14,9 @@ import Testing
     /// Drops `bytes` as `name` and flags it at `time`, as intake does;
     /// returns the flagged name.
     @discardableResult
-    static func dropAndFlag(_ name: [UInt8], in spool: TemporarySpool, reason: String = "not valid JSON") throws
-        -> String
-    {
+    static func dropAndFlag(
+        _ name: [UInt8], in spool: TemporarySpool, reason: String = "not valid JSON", at time: Timestamp = time
+    ) throws -> String {
         let dropped = FileName(bytes: name)
         try spool.drop(Array("not json".utf8), as: dropped)
         let safe = try FlaggedName.make(for: dropped, at: time, in: spool.spool.directory(.needsAttention))
@@ -85,6 +85,60 @@ import Testing
         let counted = try Self.dropAndFlag([0x02], in: spool2, reason: long)
         #expect(try Self.found([0x01], in: spool2) == [plain])
         #expect(try Self.found([0x02], in: spool2) == [plain], "\(counted) is told from nothing the ledger kept")
+    }
+
+    @Test(
+        "a file flagged again after a resend is found by the name it was first dropped as; a safe part, only where no line says"
+    )
+    func aFileFlaggedAgainIsFoundByItsDroppedName() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let first = try Self.dropAndFlag(Array("a b".utf8), in: spool)
+        // A resend puts the flagged file back in queued/ under its flagged
+        // name; flagged again, its line says it was dropped as that name.
+        let again = try Self.dropAndFlag(
+            Array(first.utf8), in: spool, at: Timestamp(secondsSinceEpoch: Self.time.secondsSinceEpoch + 60))
+        try spool.spool.directory(.needsAttention).remove(FileName(first))
+        #expect(try Self.found(Array("a b".utf8), in: spool) == [again])
+        // Its line cannot say what it was first dropped as: its safe part
+        // decides, for `a_b` as well, as it did for every name before.
+        #expect(try Self.found(Array("a_b".utf8), in: spool) == [again])
+        let other = try Self.dropAndFlag(Array("c d".utf8), in: spool)
+        #expect(try Self.found(Array("c d".utf8), in: spool) == [other])
+        #expect(throws: OperationError.self, "nothing was dropped as c_d") {
+            try Self.found(Array("c_d".utf8), in: spool)
+        }
+    }
+
+    @Test(
+        "what a flagging line cannot say leaves the decision to the safe part",
+        arguments: [
+            // A secret in the name: the line is redacted.
+            ("not valid JSON (dropped as a [redacted].json)", "a SECRET.json", nil),
+            // Flagged again after a resend: the line names the flagged file.
+            ("not valid JSON (dropped as invalid-20261130T070000Z-a_b)", "a b", nil),
+            // 198 bytes that end in `)`: a whole line, or one cut there.
+            (
+                String(repeating: "r", count: 65) + " (dropped as " + String(repeating: "€", count: 40) + ")",
+                String(repeating: "€", count: 40) + ")x", nil
+            ),
+            // Longer than the 100 characters a line shows of a name.
+            ("r (dropped as " + String(repeating: "a", count: 100) + ")", String(repeating: "a", count: 105), nil),
+            ("r (dropped as x.json)", "x.json", .yes),
+            ("r (dropped as x.json)", "y.json", .no),
+            // Cut right after a ` (dropped as ` that is inside the name.
+            (
+                String(repeating: "r", count: 120) + " (dropped as p p" + String(repeating: "p", count: 51)
+                    + " (dropped as ",
+                "p\tp" + String(repeating: "p", count: 51) + " (dropped as t", .no
+            ),
+            (
+                String(repeating: "r", count: 120) + " (dropped as p p" + String(repeating: "p", count: 51)
+                    + " (dropped as ",
+                "p p" + String(repeating: "p", count: 51) + " (dropped as t", .partly
+            ),
+        ] as [(String, String, FlaggedName.Verdict?)])
+    func whatALineSays(detail: String, name: String, verdict: FlaggedName.Verdict?) {
+        #expect(FlaggedName.flagging(detail, saysDroppedAs: FileName(name)) == verdict)
     }
 
     @Test(
