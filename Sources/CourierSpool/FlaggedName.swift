@@ -96,29 +96,32 @@ package enum FlaggedName {
     }
 
     /// What `detail`, a flagging line's, says of its file being dropped as
-    /// `name`; nil when it cannot say: the detail is redacted (a secret in
-    /// the name), names a flagged file (one flagged again after a resend),
-    /// shows the 100 characters a line keeps of a longer name, or ends in
-    /// a way a whole line and a cut one both could.
+    /// `name`; nil when it cannot say: it shows no name, is redacted (a
+    /// secret in the name), names a flagged file (one flagged again after
+    /// a resend), shows the 100 characters a line keeps of a longer name,
+    /// or ends in a way a whole line and a cut one both could.
     package static func flagging(_ detail: String, saysDroppedAs name: FileName) -> Verdict? {
-        guard !detail.contains(Redactor.mark) else { return nil }
         let marker = Array(" (dropped as ".utf8)
         let shown = Array(droppedAs(name).utf8.dropFirst(marker.count))
         let kept = Array(detail.utf8)
-        // After each ` (dropped as ` in the detail: the name may hold one too.
+        // What follows each ` (dropped as `: the name may hold one too.
         let tails = kept.indices.filter { kept[$0...].starts(with: marker) }.map { kept[($0 + marker.count)...] }
-        guard !tails.contains(where: { $0.starts(with: Array("invalid-".utf8)) }) else { return nil }
-        if kept.count >= shown.count && kept.suffix(shown.count).elementsEqual(shown) && !tails.isEmpty {
-            return name.bytes.count > 100 ? nil : .yes
+            .filter { !$0.isEmpty }
+        if tails.contains(where: { $0.elementsEqual(shown) }) { return name.bytes.count > 100 ? nil : .yes }
+        guard !tails.isEmpty, !detail.contains(Redactor.mark) else { return nil }
+        let isFlagged = { (tail: ArraySlice<UInt8>) in
+            droppedPart(of: FileName(bytes: Array(tail.last == UInt8(ascii: ")") ? tail.dropLast() : tail))) != nil
         }
+        guard !tails.contains(where: isFlagged) else { return nil }
         // Cut to a whole character at most 200 bytes long: 197 and up.
-        guard kept.count > LedgerLine.detailLimit - 4 else { return tails.isEmpty ? nil : .no }
-        let cutInside = tails.contains { tail in
-            !tail.isEmpty && tail.last != UInt8(ascii: ")") && shown.starts(with: tail)
+        guard kept.count > LedgerLine.detailLimit - 4 else { return .no }
+        var ambiguous = false
+        for tail in tails where shown.starts(with: tail) {
+            // One that ends in `)` may be a whole line's, naming another.
+            if tail.last != UInt8(ascii: ")") { return .partly }
+            ambiguous = true
         }
-        if cutInside { return .partly }
-        // A tail that ends in `)` may be a whole line's: it says nothing.
-        return tails.contains { $0.last == UInt8(ascii: ")") } || tails.isEmpty ? nil : .no
+        return ambiguous ? nil : .no
     }
 
     /// A dropped file's name for the ledger: printable, never a tab.

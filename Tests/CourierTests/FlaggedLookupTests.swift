@@ -124,6 +124,18 @@ import Testing
             // Longer than the 100 characters a line shows of a name.
             ("r (dropped as " + String(repeating: "a", count: 100) + ")", String(repeating: "a", count: 105), nil),
             ("r (dropped as x.json)", "x.json", .yes),
+            // Ends as the query does, but names another: `12-12`, not `12`.
+            ("r (dropped as 12-12)", "12", .no),
+            // Cut right after the marker: no name is shown.
+            (String(repeating: "r", count: 187) + " (dropped as ", "order.json", nil),
+            // A name that only begins like a flagged one.
+            ("r (dropped as invalid-a b)", "invalid-a\tb", .no),
+            // A whole or cut line either way rules out a query not
+            // beginning with what it shows.
+            (
+                String(repeating: "r", count: 65) + " (dropped as d\\e" + String(repeating: "c", count: 118) + ")",
+                "d e" + String(repeating: "c", count: 118), .no
+            ),
             ("r (dropped as x.json)", "y.json", .no),
             // Cut right after a ` (dropped as ` that is inside the name.
             (
