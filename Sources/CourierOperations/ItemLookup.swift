@@ -93,8 +93,10 @@ extension Spool {
     /// safe part (`a b` and `a\tb` both `a_b`), and a counter may be another
     /// name's own (`x.json-2`): the ledger's flagging line of each file,
     /// which says what it was dropped as, decides. Where a line cannot say
-    /// (pruned, unreadable, redacted, cut before the name), the exact safe
-    /// part alone decides, as it did before there was a counter to tell.
+    /// (none, or see `FlaggedName.flagging`), the exact safe part alone
+    /// decides, as it did before lines were read for this: a file is left
+    /// out only by a line naming another name, and added only by one
+    /// naming this one.
     private func flaggedIntakeFiles(named name: FileName) throws(OperationError) -> [SpoolItem] {
         let safe = Array(FlaggedName.safeComponent(name).utf8)
         var found: [(item: SpoolItem, counted: Bool)] = []
