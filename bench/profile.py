@@ -2,13 +2,15 @@
 WRAPPER... TOOL-COMMAND, so that courier and the floor are profiled on the same input the same
 way (perf stat, perf record -g, strace -c -f).
 
-Usage: bench/profile.py [--n 10000] [--tool courier|floor_mt|floor] [--batch] [--courier BIN] -- WRAPPER...
+Usage: bench/profile.py [--n 10000] [--tool courier|floor_mt|floor|curl] [--batch] [--courier BIN] -- WRAPPER...
   e.g. bench/profile.py --tool courier -- perf stat -e task-clock,context-switches,page-faults
        bench/profile.py --tool floor -- strace -c -f -o floor.strace
        bench/profile.py --batch -- perf record -g -o batch.data
 With --batch, the round is batch_trial's (100 per request, to a fresh `courier sink` of the
 same build; with --tool floor, the floor's batch mode as floor_batch_trial runs it), and the
-sink's CPU per record is printed after the round. The wrapper's own output is left where it
+sink's CPU per record is printed after the round. `--tool curl` is bench.py's curl trial
+(`curl --parallel --parallel-max 16 -K CONFIG`, the config written before the wrapper starts),
+which keeps nothing, so nothing is counted after it. The wrapper's own output is left where it
 puts it; the tool's command is printed on standard error first, and the round is checked to
 have sent every record.
 """
@@ -24,13 +26,13 @@ import bench  # noqa: E402
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--tool", choices=("courier", "floor_mt", "floor"), default="courier")
+    parser.add_argument("--tool", choices=("courier", "floor_mt", "floor", "curl"), default="courier")
     parser.add_argument("--batch", action="store_true",
                         help="batch mode (100 per request) against a fresh `courier sink`, as batch_trial")
     parser.add_argument("--courier", default=os.path.join(bench.REPO, ".build", "release", "courier"))
     parser.add_argument("wrapper", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    if args.batch and args.tool == "floor_mt":
+    if args.batch and args.tool in ("floor_mt", "curl"):
         parser.error("--batch: the floor's batch mode is floor's (--tool floor)")
     wrapper = args.wrapper[1:] if args.wrapper[:1] == ["--"] else args.wrapper
     options = argparse.Namespace(courier=args.courier, n=args.n, loop_n=10, rounds=1, queue_n=10, big=False,
@@ -47,7 +49,12 @@ def main():
             b.start_nginx()
         source = os.path.join(b.work, "records")
         b.make_records(args.n, source)
-        if args.tool == "courier":
+        if args.tool == "curl":
+            # bench.py's curl trial: the same files and headers, its config written before.
+            spool = None
+            command = ["curl", "-s", "--parallel", "--parallel-max", "16", "-K",
+                       b.curl_config(source, sorted(os.listdir(source)))]
+        elif args.tool == "courier":
             spool = b.fresh_spool("spool-batch" if args.batch else "spool-run", source)
             command = [b.courier, "--config", b.config(spool, url=url, batch=args.batch), "--quiet", "run"]
         else:
@@ -63,7 +70,8 @@ def main():
             cpu = b.stop_sink(sink)
             sink = None
             print(f"profile: the sink used {cpu * 1000 / args.n:.3f} CPU ms per record", file=sys.stderr, flush=True)
-        b.count_sent(spool, args.n, args.tool)
+        if spool:
+            b.count_sent(spool, args.n, args.tool)
     finally:
         if sink:
             b.stop_sink(sink)
