@@ -116,8 +116,7 @@ extension Spool {
             }
         }
         guard !found.isEmpty else { return [] }
-        // A ledger that cannot be read leaves every line unable to say.
-        let details = (try? flaggingDetails(of: Set(found.map(\.item.name.description)))) ?? [:]
+        let details = flaggingDetails(of: found.map(\.item.name))
         let verdicts = found.map { candidate in
             details[candidate.item.name.description].flatMap { FlaggedName.flagging($0, saysDroppedAs: name) }
         }
@@ -133,12 +132,22 @@ extension Spool {
         }.map(\.0.item).sorted { $0.name < $1.name }
     }
 
-    /// The details of the ledger lines that flagged `names`, by name.
-    private func flaggingDetails(of names: Set<String>) throws(SpoolError) -> [String: String] {
+    /// The details of the ledger lines that flagged `names`, by name. Only
+    /// the days their names say are read (`FlaggedName.ledgerDay`), not
+    /// the six months a ledger keeps; a day that cannot be read leaves its
+    /// names' lines unable to say.
+    private func flaggingDetails(of names: [FileName]) -> [String: String] {
+        var byDay: [String: Set<String>] = [:]
+        for name in names {
+            if let day = FlaggedName.ledgerDay(of: name) { byDay[day, default: []].insert(name.description) }
+        }
         var details: [String: String] = [:]
-        guard !names.isEmpty else { return details }
-        try History(spool: self).forEachLine(History.Filter(event: .invalid)) { line in
-            if names.contains(line.key) { details[line.key] = line.detail }
+        for (day, keys) in byDay {
+            _ = try? Ledger.read(
+                from: ledgerDirectory, sinceDay: day, untilDay: day, containing: "\t\(LedgerEvent.invalid.rawValue)\t"
+            ) { line in
+                if line.event == .invalid, keys.contains(line.key) { details[line.key] = line.detail }
+            }
         }
         return details
     }

@@ -60,6 +60,18 @@ package enum FlaggedName {
         return name.bytes[start...]
     }
 
+    /// The UTC day (`2026-11-30`) of the ledger file that holds a flagged
+    /// name's flagging line: the day of the time in its name, since
+    /// `make` and `Transition.flag` are given the same time. Nil for any
+    /// other name.
+    package static func ledgerDay(of name: FileName) -> String? {
+        guard droppedPart(of: name) != nil else { return nil }
+        let digits = name.bytes[8..<16]
+        guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        let text = String(decoding: digits, as: UTF8.self)
+        return "\(text.prefix(4))-\(text.dropFirst(4).prefix(2))-\(text.suffix(2))"
+    }
+
     /// Whether a flagged name's dropped part (`droppedPart`) is `safe`
     /// (false) or `safe` with the counter `make` adds, `-2` and up (true);
     /// nil for any other part.

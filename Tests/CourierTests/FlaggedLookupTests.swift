@@ -63,6 +63,20 @@ import Testing
         #expect(try Self.found([0x01], in: spool) == [plain])
     }
 
+    @Test(
+        "a flagging line is read from its own day: another day's ledger file that cannot be read leaves it able to say"
+    )
+    func theLineIsReadFromItsOwnDay() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let backslash = try Self.dropAndFlag([0x5C], in: spool)
+        let control = try Self.dropAndFlag([0x01], in: spool)
+        // A folder where a day's file would be: reading it fails.
+        let ledger = spool.spool.ledgerDirectory
+        #expect(try ledger.makeDirectory(FileName("2020-01-01.tsv"), mode: 0o755))
+        #expect(try Self.found([0x01], in: spool) == [control])
+        #expect(try Self.found([0x5C], in: spool) == [backslash])
+    }
+
     @Test("a flagging line cut at 200 bytes inside the dropped name still tells it from the other name made safe alike")
     func aCutFlaggingLineStillDecides() throws {
         let spool = try TemporarySpool.withUnreachableAlpha()
@@ -151,6 +165,16 @@ import Testing
         ] as [(String, String, FlaggedName.Verdict?)])
     func whatALineSays(detail: String, name: String, verdict: FlaggedName.Verdict?) {
         #expect(FlaggedName.flagging(detail, saysDroppedAs: FileName(name)) == verdict)
+    }
+
+    @Test(
+        "a flagged name's ledger day is the day of the time in it",
+        arguments: [
+            ("invalid-20261130T070000Z-x.json", "2026-11-30"), ("invalid-20261130T070000Z-x-2", "2026-11-30"),
+            ("invalid-2026113xT070000Z-x", nil), ("invalid-20261130T070000Z-", nil), ("x.json", nil),
+        ] as [(String, String?)])
+    func ledgerDayOfAFlaggedName(name: String, day: String?) {
+        #expect(FlaggedName.ledgerDay(of: FileName(name)) == day)
     }
 
     @Test(
