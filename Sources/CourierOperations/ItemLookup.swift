@@ -134,20 +134,29 @@ extension Spool {
 
     /// The details of the ledger lines that flagged `names`, by name. Only
     /// the days their names say are read (`FlaggedName.ledgerDay`), not
-    /// the six months a ledger keeps; a day that cannot be read leaves its
-    /// names' lines unable to say.
+    /// the six months a ledger keeps; a ledger or a day that cannot be
+    /// read leaves its names' lines unable to say, even those read before
+    /// the error.
     private func flaggingDetails(of names: [FileName]) -> [String: String] {
         var byDay: [String: Set<String>] = [:]
         for name in names {
             if let day = FlaggedName.ledgerDay(of: name) { byDay[day, default: []].insert(name.description) }
         }
         var details: [String: String] = [:]
-        for (day, keys) in byDay {
-            _ = try? Ledger.read(
-                from: ledgerDirectory, sinceDay: day, untilDay: day, containing: "\t\(LedgerEvent.invalid.rawValue)\t"
-            ) { line in
-                if line.event == .invalid, keys.contains(line.key) { details[line.key] = line.detail }
+        guard !byDay.isEmpty, let days = try? Ledger.days(in: ledgerDirectory) else { return details }
+        for day in days {
+            guard let keys = byDay[day.day] else { continue }
+            var lines: [String: String] = [:]
+            do {
+                _ = try Ledger.readDay(
+                    day.files, in: ledgerDirectory, containing: "\t\(LedgerEvent.invalid.rawValue)\t"
+                ) { line in
+                    if line.event == .invalid, keys.contains(line.key) { lines[line.key] = line.detail }
+                }
+            } catch {
+                continue
             }
+            details.merge(lines) { _, later in later }
         }
         return details
     }
