@@ -264,10 +264,18 @@ class Bench:
         for _ in range(100):
             try:
                 subprocess.run(["curl", "-s", "-o", "/dev/null", "-X", "POST", "-d", "{}", self.url], check=True, timeout=2)
-                return
+                break
             except subprocess.CalledProcessError:
                 time.sleep(0.05)
-        raise RuntimeError("nginx did not start")
+        else:
+            raise RuntimeError("nginx did not start")
+        if os.environ.get("PIN_NGINX"):
+            # An experiment on where the kernel runs the server (performance.md, "Where nginx
+            # runs"), for every tool alike; never set for the report's verdicts.
+            workers = subprocess.run(["pgrep", "-P", str(self.nginx.pid)], capture_output=True, text=True).stdout
+            for pid in [str(self.nginx.pid)] + workers.split():
+                subprocess.run(["taskset", "-a", "-p", "-c", os.environ["PIN_NGINX"], pid], check=True,
+                               stdout=subprocess.DEVNULL)
 
     def start_sink(self):
         """A fresh `courier sink` (empty store, so every key is new to it); returns (process, port)."""
@@ -738,6 +746,9 @@ class Bench:
 
 
 def main():
+    if os.environ.get("PIN_NGINX"):
+        sys.exit("bench.py: PIN_NGINX is for experiments (compare-builds.py, profile.py, placement.py); "
+                 "the report is measured with nginx where the kernel puts it")
     parser = argparse.ArgumentParser(description="Every figure of issues 13 and 23 in one report.")
     parser.add_argument("--courier", required=True)
     parser.add_argument("--n", type=int, default=10_000, help="records per throughput trial (10,000)")

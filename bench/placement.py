@@ -10,6 +10,8 @@ For each round and tool it prints:
   it;
 * the HTTP thread's longest sleep (for courier and floor_mt the first group's commit, the
   writeback of the drop);
+* the time on a CPU of the tool's other threads (courier's commit thread, floor_mt's intake and
+  settle threads) and of nginx: with the HTTP thread's, what the round asks of the two cores;
 * the HTTP thread's wall, from its first to its last switch.
 Then the medians per tool. perf sched adds its own cost at each switch, so compare the tools
 with each other in one run, not with bench.py's records/s.
@@ -51,7 +53,8 @@ def placement(perf_data, tool):
         raise SystemExit(f"placement: no thread of {tool} in {perf_data}")
     http = max(mains, key=mains.get)
     on_cpu = None
-    figures = dict(http_ms=0.0, http_in=0, longest_wait_ms=0.0, nginx_in=0, nginx_beside=0, nginx_beside_ms=0.0, first=None, last=None)
+    figures = dict(http_ms=0.0, http_in=0, longest_wait_ms=0.0, others_ms=0.0, nginx_ms=0.0, nginx_in=0,
+                   nginx_beside=0, nginx_beside_ms=0.0, first=None, last=None)
     for time, cpu, name, tid, _, wait, run in rows:
         # A row is written when its task is switched out; `run` ended at `time`.
         if tid == http:
@@ -61,7 +64,10 @@ def placement(perf_data, tool):
             figures["longest_wait_ms"] = max(figures["longest_wait_ms"], wait)
             figures["first"] = figures["first"] if figures["first"] is not None else time - run / 1000
             figures["last"] = time
+        elif name.startswith(command) and figures["first"] is not None:
+            figures["others_ms"] += run
         elif name.startswith("nginx") and figures["first"] is not None:
+            figures["nginx_ms"] += run
             figures["nginx_in"] += 1
             if cpu == on_cpu:
                 figures["nginx_beside"] += 1
@@ -80,9 +86,10 @@ def main():
     folder = args.keep or tempfile.mkdtemp(prefix="courier-placement-")
     os.makedirs(folder, exist_ok=True)
     results = {tool: [] for tool in TOOLS}
-    print("| round | tool | HTTP thread on CPU, ms | switched in | longest sleep, ms | nginx switched in "
-          "| of those on the HTTP thread's CPU | for, ms | HTTP thread's wall, ms | load |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| round | tool | HTTP thread on CPU, ms | switched in | longest sleep, ms | other threads on CPU, ms "
+          "| nginx on CPU, ms | nginx switched in | of those on the HTTP thread's CPU | for, ms "
+          "| HTTP thread's wall, ms | load |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for index in range(1, args.rounds + 1):
         for tool in TOOLS:
             path = os.path.join(folder, f"{tool}-{index}.sched")
@@ -94,15 +101,16 @@ def main():
             results[tool].append(figures)
             share = figures["nginx_beside"] / max(figures["nginx_in"], 1)
             print(f"| {index} | {tool} | {figures['http_ms']:.0f} | {figures['http_in']:,} "
-                  f"| {figures['longest_wait_ms']:.0f} | {figures['nginx_in']:,} "
+                  f"| {figures['longest_wait_ms']:.0f} | {figures['others_ms']:.0f} | {figures['nginx_ms']:.0f} "
+                  f"| {figures['nginx_in']:,} "
                   f"| {figures['nginx_beside']:,} ({share:.0%}) | {figures['nginx_beside_ms']:.0f} "
                   f"| {figures['wall_ms']:.0f} | {load:.2f} |", flush=True)
             if not args.keep:
                 os.remove(path)
     print()
-    print("| tool (medians) | HTTP thread on CPU, ms | switched in | longest sleep, ms "
-          "| nginx on the HTTP thread's CPU | for, ms | wall, ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| tool (medians) | HTTP thread on CPU, ms | switched in | longest sleep, ms | other threads on CPU, ms "
+          "| nginx on CPU, ms | nginx on the HTTP thread's CPU | for, ms | wall, ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for tool in TOOLS:
         rows = results[tool]
 
@@ -111,6 +119,7 @@ def main():
 
         share = statistics.median(row["nginx_beside"] / max(row["nginx_in"], 1) for row in rows)
         print(f"| {tool} | {median('http_ms'):.0f} | {median('http_in'):,.0f} | {median('longest_wait_ms'):.0f} "
+              f"| {median('others_ms'):.0f} | {median('nginx_ms'):.0f} "
               f"| {share:.0%} | {median('nginx_beside_ms'):.0f} | {median('wall_ms'):.0f} |")
     if not args.keep:
         os.rmdir(folder)
