@@ -32,8 +32,10 @@ def main():
     parser.add_argument("--courier", default=os.path.join(bench.REPO, ".build", "release", "courier"))
     parser.add_argument("wrapper", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    if args.batch and args.tool in ("floor_mt", "curl"):
+    if args.batch and args.tool == "floor_mt":
         parser.error("--batch: the floor's batch mode is floor's (--tool floor)")
+    if args.batch and args.tool == "curl":
+        parser.error("--batch: curl sends one request a record; bench.py has no batch trial of curl")
     wrapper = args.wrapper[1:] if args.wrapper[:1] == ["--"] else args.wrapper
     options = argparse.Namespace(courier=args.courier, n=args.n, loop_n=10, rounds=1, queue_n=10, big=False,
                                  big_n=10, sink_parent=None, floor=None)
