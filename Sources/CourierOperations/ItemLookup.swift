@@ -134,9 +134,9 @@ extension Spool {
 
     /// The details of the ledger lines that flagged `names`, by name. Only
     /// the days their names say are read (`FlaggedName.ledgerDay`), not
-    /// the six months a ledger keeps; a ledger or a day that cannot be
-    /// read leaves its names' lines unable to say, even those read before
-    /// the error.
+    /// the six months a ledger keeps. A ledger or a day that cannot be
+    /// read leaves the lines not yet read unable to say; a line read before
+    /// the error still says what it says, as one on another day does.
     private func flaggingDetails(of names: [FileName]) -> [String: String] {
         var byDay: [String: Set<String>] = [:]
         for name in names {
@@ -146,17 +146,10 @@ extension Spool {
         guard !byDay.isEmpty, let days = try? Ledger.days(in: ledgerDirectory) else { return details }
         for day in days {
             guard let keys = byDay[day.day] else { continue }
-            var lines: [String: String] = [:]
-            do {
-                _ = try Ledger.readDay(
-                    day.files, in: ledgerDirectory, containing: "\t\(LedgerEvent.invalid.rawValue)\t"
-                ) { line in
-                    if line.event == .invalid, keys.contains(line.key) { lines[line.key] = line.detail }
-                }
-            } catch {
-                continue
+            _ = try? Ledger.readDay(day.files, in: ledgerDirectory, containing: "\t\(LedgerEvent.invalid.rawValue)\t") {
+                line in
+                if line.event == .invalid, keys.contains(line.key) { details[line.key] = line.detail }
             }
-            details.merge(lines) { _, later in later }
         }
         return details
     }
