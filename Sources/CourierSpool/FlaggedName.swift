@@ -35,7 +35,7 @@ package enum FlaggedName {
         -> FileName
     {
         let original = droppedPart(of: name).map { FileName(bytes: Array($0)) } ?? name
-        let base = "invalid-\(time.compact)-" + safeComponent(original)
+        let base = "\(prefix)\(time.compact)-" + safeComponent(original)
         var candidate = FileName(base)
         var counter = 2
         do {
@@ -49,12 +49,14 @@ package enum FlaggedName {
         return candidate
     }
 
+    /// `invalid-`: what every flagged name begins with, before its time.
+    private static let prefix = "invalid-"
+
     /// What follows `invalid-TIME-` in a flagged name; nil for any other name.
     package static func droppedPart(of name: FileName) -> ArraySlice<UInt8>? {
-        let prefix = Array("invalid-".utf8)
         // `invalid-`, then `20261130T070000Z-`.
-        let start = prefix.count + 17
-        guard name.bytes.starts(with: prefix), name.bytes.count > start,
+        let start = prefix.utf8.count + 17
+        guard name.bytes.starts(with: prefix.utf8), name.bytes.count > start,
             name.bytes[start - 2] == UInt8(ascii: "Z"), name.bytes[start - 1] == UInt8(ascii: "-")
         else { return nil }
         return name.bytes[start...]
@@ -66,7 +68,8 @@ package enum FlaggedName {
     /// other name.
     package static func ledgerDay(of name: FileName) -> String? {
         guard droppedPart(of: name) != nil else { return nil }
-        let digits = name.bytes[8..<16]
+        // The time's date, `20261130`, right after the prefix.
+        let digits = name.bytes[prefix.utf8.count..<prefix.utf8.count + 8]
         guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         let text = String(decoding: digits, as: UTF8.self)
         return "\(text.prefix(4))-\(text.dropFirst(4).prefix(2))-\(text.suffix(2))"
