@@ -98,6 +98,16 @@ def build_floor(sources, into):
     return built
 
 
+def build_ordered_floor(into):
+    """Builds bench/floor/floor_mt_ordered.c (floor_mt with courier's commit order; READS_ON_LOOP=1
+    gives it courier's shape too) into `into`/floor-bin; returns its path."""
+    binary = os.path.join(into, "floor-bin", "floor_mt_ordered")
+    os.makedirs(os.path.dirname(binary), exist_ok=True)
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(REPO, "bench", "floor", "floor_mt_ordered.c"), "-lcurl",
+                    "-lpthread"], check=True)
+    return binary
+
+
 def record(index):
     return json.dumps({"id": f"bench-{index:07d}", "kind": "sleep", "time": "2026-11-30T07:00:00Z",
                        "data": {"padding": PAYLOAD, "n": index}}, separators=(",", ":"))

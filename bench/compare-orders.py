@@ -18,7 +18,6 @@ is sent before its group's commit), the same with READS_ON_LOOP=1, and courier i
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,9 +34,7 @@ def main():
                               sink_parent="/dev/shm", floor=None)
     b = bench.Bench(args)
     try:
-        ordered = os.path.join(b.work, "floor-bin", "floor_mt_ordered")
-        subprocess.run(["cc", "-O2", "-o", ordered, os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor",
-                        "floor_mt_ordered.c"), "-lcurl", "-lpthread"], check=True)
+        ordered = bench.build_ordered_floor(b.work)
         b.start_nginx()
         source = os.path.join(b.work, "records")
         b.make_records(n, source)

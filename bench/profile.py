@@ -2,7 +2,7 @@
 WRAPPER... TOOL-COMMAND, so that courier and the floor are profiled on the same input the same
 way (perf stat, perf record -g, strace -c -f).
 
-Usage: bench/profile.py [--n 10000] [--tool courier|floor_mt|floor|curl] [--batch] [--courier BIN] -- WRAPPER...
+Usage: bench/profile.py [--n 10000] [--tool courier|floor_mt|floor|shape|curl] [--batch] [--courier BIN] -- WRAPPER...
   e.g. bench/profile.py --tool courier -- perf stat -e task-clock,context-switches,page-faults
        bench/profile.py --tool floor -- strace -c -f -o floor.strace
        bench/profile.py --batch -- perf record -g -o batch.data
@@ -10,8 +10,10 @@ With --batch, the round is batch_trial's (100 per request, to a fresh `courier s
 same build; with --tool floor, the floor's batch mode as floor_batch_trial runs it), and the
 sink's CPU per record is printed after the round. `--tool curl` is bench.py's curl trial
 (`curl --parallel --parallel-max 16 -K CONFIG`, the config written before the wrapper starts),
-which keeps nothing, so nothing is counted after it. The wrapper's own output is left where it
-puts it; the tool's command is printed on standard error first, and the round is checked to
+which keeps nothing, so nothing is counted after it. `--tool shape` is bench/floor/
+floor_mt_ordered.c with READS_ON_LOOP=1: the floor with courier's commit order and courier's
+shape (the HTTP thread reads the dropped files, one thread of its own commits). The wrapper's
+own output is left where it puts it; the tool's command is printed on standard error first, and the round is checked to
 have sent every record.
 """
 import argparse
@@ -26,13 +28,13 @@ import bench  # noqa: E402
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--tool", choices=("courier", "floor_mt", "floor", "curl"), default="courier")
+    parser.add_argument("--tool", choices=("courier", "floor_mt", "floor", "shape", "curl"), default="courier")
     parser.add_argument("--batch", action="store_true",
                         help="batch mode (100 per request) against a fresh `courier sink`, as batch_trial")
     parser.add_argument("--courier", default=os.path.join(bench.REPO, ".build", "release", "courier"))
     parser.add_argument("wrapper", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    if args.batch and args.tool == "floor_mt":
+    if args.batch and args.tool in ("floor_mt", "shape"):
         parser.error("--batch: the floor's batch mode is floor's (--tool floor)")
     if args.batch and args.tool == "curl":
         parser.error("--batch: curl sends one request a record; bench.py has no batch trial of curl")
@@ -61,7 +63,10 @@ def main():
             command = [b.courier, "--config", b.config(spool, url=url, batch=args.batch), "--quiet", "run"]
         else:
             spool = b.fresh_spool("spool-floor", source, init=False)
-            command = [b.floor_mt if args.tool == "floor_mt" else b.floor, spool, url]
+            binary = {"floor_mt": b.floor_mt, "floor": b.floor}.get(args.tool) or bench.build_ordered_floor(b.work)
+            command = [binary, spool, url]
+            if args.tool == "shape":
+                env["READS_ON_LOOP"] = "1"
             if args.tool == "floor":
                 env.update(bench.FLOOR_ENV)
             if args.batch:
