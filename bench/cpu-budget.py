@@ -1,20 +1,25 @@
-"""Where each tool's CPU goes in one round, thread by thread, user space by library and the kernel:
+"""Where each tool's CPU goes in a round, thread by thread, user space by library and the kernel:
 courier, the floor with courier's shape, and curl, interleaved, under `perf record -e cpu-clock`.
 
 Usage: bench/cpu-budget.py [--rounds 5] [--n 10000] [--frequency 4000] [--courier BIN]
 The tools (bench/profile.py's): courier; `shape`, bench/floor/floor_mt_ordered.c with
-READS_ON_LOOP=1, which does a round's durable work in courier's order with courier's threads
-(the HTTP thread reads the dropped files, one thread commits); and `curl --parallel 16`.
-For each, the HTTP thread (the main thread: courier's loop) and the other threads (courier's
-commit thread; shape's commit threads) are split into:
+READS_ON_LOOP=1, which does a round's durable work in courier's order with the reads on its
+HTTP thread, as courier's loop has them (two more threads commit, intake groups and settled
+ones, one at a time under one mutex, where courier has one commit thread); and
+`curl --parallel 16`. For each, the HTTP thread (the main thread: courier's loop) and the
+other threads are split into:
 * the tool's own code (for courier, its binary: the Swift runtime is linked in);
 * libcurl;
 * libc, with the loader, the vDSO and any other library (libcrypto, zlib: a few ms at most);
-* the kernel (system calls and what they do, page faults, and the switches in and out).
+* the kernel: system calls and what they do, page faults, the switches in and out, and the
+  softirq work that lands on the thread (loopback TCP delivers to nginx on the sender's CPU);
+  on these VMs samples also pile up where interrupts are turned back on (finish_task_switch).
 Figures are ms of CPU in the round, from the samples (one per 1/FREQUENCY s of CPU), and the
-wall from the tool's first sample to its last; medians over the rounds. nginx is not counted:
-bench/placement.py shows where it runs. perf adds its own cost, so compare the tools with each
-other in one run, not with bench.py's records/s.
+wall from the tool's first sample to its last. Each round is printed, then the medians of each
+column over the rounds ("all" and "both" too are medians of the rounds' sums). nginx's own
+process is not counted: bench/placement.py shows where it runs. perf adds its own cost, the
+threaded tools' more, so compare the tools with each other in one run, not with bench.py's
+records/s.
 """
 import argparse
 import os
@@ -61,11 +66,15 @@ def budget(perf_data, binary, frequency):
     return figures, (last - first) * 1000
 
 
-def row(label, figures, wall):
+def cells(figures, wall):
+    """A round's row: each part of each thread, each thread's sum, both threads', the wall."""
     http, others = figures["http"], figures["others"]
-    cells = [http[p] for p in PARTS] + [sum(http.values())] + [others[p] for p in PARTS] + [sum(others.values())]
-    total = sum(http.values()) + sum(others.values())
-    return f"| {label} | " + " | ".join(f"{v:.0f}" for v in cells) + f" | {total:.0f} | {wall:.0f} |"
+    return ([http[p] for p in PARTS] + [sum(http.values())] + [others[p] for p in PARTS]
+            + [sum(others.values()), sum(http.values()) + sum(others.values()), wall])
+
+
+def row(label, values):
+    return f"| {label} | " + " | ".join(f"{v:.0f}" for v in values) + " |"
 
 
 def main():
@@ -76,7 +85,9 @@ def main():
     parser.add_argument("--courier", default=os.path.join(HERE, "..", ".build", "release", "courier"))
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="courier-cpu-budget-")
-    binaries = {"courier": os.path.basename(args.courier), "shape": "floor_mt_ordered", "curl": "curl"}
+    # perf names the file a link points to.
+    binaries = {"courier": os.path.basename(os.path.realpath(args.courier)), "shape": "floor_mt_ordered",
+                "curl": "curl"}
     results = {tool: [] for tool in TOOLS}
     header = ("| {first} | HTTP thread: own | libcurl | libc | kernel | all | other threads: own | libcurl | libc "
               "| kernel | all | both | wall |")
@@ -87,14 +98,16 @@ def main():
             for tool in TOOLS:
                 path = os.path.join(folder, f"{tool}-{index}.data")
                 load = os.getloadavg()[0]
-                subprocess.run([sys.executable, os.path.join(HERE, "profile.py"), "--n", str(args.n), "--tool", tool,
-                                "--courier", args.courier, "--", "perf", "record", "-q", "-e", "cpu-clock", "-F",
-                                str(args.frequency), "-o", path],
-                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                done = subprocess.run([sys.executable, os.path.join(HERE, "profile.py"), "--n", str(args.n),
+                                       "--tool", tool, "--courier", args.courier, "--", "perf", "record", "-q", "-e",
+                                       "cpu-clock", "-F", str(args.frequency), "-o", path],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                if done.returncode != 0:
+                    raise SystemExit(f"cpu-budget: round {index} of {tool} failed:\n{done.stderr}")
                 figures, wall = budget(path, binaries[tool], args.frequency)
                 os.remove(path)
-                results[tool].append((figures, wall))
-                print(row(f"{index}, {tool} (load {load:.2f})", figures, wall), flush=True)
+                results[tool].append(cells(figures, wall))
+                print(row(f"{index}, {tool} (load {load:.2f})", results[tool][-1]), flush=True)
     finally:
         for name in os.listdir(folder):
             os.remove(os.path.join(folder, name))
@@ -103,10 +116,7 @@ def main():
     print(header.format(first="tool (medians)"))
     print("|---|" + "---:|" * 12)
     for tool in TOOLS:
-        rounds = results[tool]
-        medians = {thread: {p: statistics.median(r[0][thread][p] for r in rounds) for p in PARTS}
-                   for thread in ("http", "others")}
-        print(row(tool, medians, statistics.median(r[1] for r in rounds)))
+        print(row(tool, [statistics.median(column) for column in zip(*results[tool])]))
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ same build; with --tool floor, the floor's batch mode as floor_batch_trial runs 
 sink's CPU per record is printed after the round. `--tool curl` is bench.py's curl trial
 (`curl --parallel --parallel-max 16 -K CONFIG`, the config written before the wrapper starts),
 which keeps nothing, so nothing is counted after it. `--tool shape` is bench/floor/
-floor_mt_ordered.c with READS_ON_LOOP=1: the floor with courier's commit order and courier's
-shape (the HTTP thread reads the dropped files, one thread of its own commits). The wrapper's
-own output is left where it puts it; the tool's command is printed on standard error first, and the round is checked to
+floor_mt_ordered.c with READS_ON_LOOP=1: the floor with courier's commit order, its HTTP thread
+reading the dropped files as courier's loop does (two threads of its own commit, one at a time).
+The wrapper's own output is left where it puts it; the tool's command is printed on standard error first, and the round is checked to
 have sent every record.
 """
 import argparse
@@ -35,7 +35,8 @@ def main():
     parser.add_argument("wrapper", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.batch and args.tool in ("floor_mt", "shape"):
-        parser.error("--batch: the floor's batch mode is floor's (--tool floor)")
+        parser.error("--batch: bench.py's batch floor is floor's (--tool floor); compare-orders.py runs "
+                     "floor_mt_ordered's batch mode")
     if args.batch and args.tool == "curl":
         parser.error("--batch: curl sends one request a record; bench.py has no batch trial of curl")
     wrapper = args.wrapper[1:] if args.wrapper[:1] == ["--"] else args.wrapper
