@@ -32,8 +32,17 @@ package enum NameBytes {
 
     /// 1–64 word bytes: a subscriber, catalog or kind name.
     package static func isWord(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy(isWord)
+        wordLength.contains(text.utf8.count) && text.utf8.allSatisfy(isWord)
     }
+
+    /// The same rule for bytes where they are (a kind written without
+    /// escapes, in its record). Not generic: across modules a generic one
+    /// walked the bytes through witness tables, at 4 k instructions a kind.
+    package static func isWord(bytes: ArraySlice<UInt8>) -> Bool {
+        wordLength.contains(bytes.count) && bytes.allSatisfy(isWord)
+    }
+
+    private static let wordLength = 1...64
 
     /// RFC 9110 §5.6.2 `tchar`: header names, on the way out and in.
     package static func isToken(_ byte: UInt8) -> Bool {

@@ -82,6 +82,24 @@ import Testing
         #expect(!problem.mayBeIncomplete)
     }
 
+    @Test(
+        "a kind is a word of 1–64 bytes as JSON reads it, written plainly or with escapes",
+        arguments: [
+            (#""sleep""#, "sleep"), (#""sl\u0065ep""#, "sleep"), (#""a-b_9""#, "a-b_9"),
+            ("\"" + String(repeating: "k", count: 64) + "\"", String(repeating: "k", count: 64)),
+            ("\"" + String(repeating: "k", count: 65) + "\"", nil), (#""""#, nil), ("5", nil), (#""sl.eep""#, nil),
+            (#""slé""#, nil), (#""sl\u0020p""#, nil), (#"["sleep"]"#, nil),
+        ] as [(String, String?)])
+    func kindIsAWord(literal: String, expected: String?) {
+        let parsed = Record.parse(Array(#"{"id":"a","kind":\#(literal)}"#.utf8), maximumSize: 1 << 20)
+        switch parsed {
+        case .success(let record): #expect(record.kind == expected)
+        case .failure(let problem):
+            #expect(expected == nil)
+            #expect(problem == .badField("kind", "must be a word of 1–64 \(NameBytes.wordClass)"))
+        }
+    }
+
     @Test func hugeIDsAndRecordsAreRefused() throws {
         let hugeID = #"{"id":""# + String(repeating: "a", count: 1 << 20) + #"","kind":"sleep"}"#
         #expect(Self.problem(hugeID, limit: 4 << 20) == .badField("id", "id is \(1 << 20) bytes long (at most 128)"))
