@@ -137,8 +137,20 @@ final class DeliveryFeed {
         return dropped
     }
 
-    /// Reads names while `hungry` says a subscriber could use more, or an
-    /// intake group is filling. Entries whose subscriber is not configured
+    /// The names met last are dropped files, and fewer than a group behind
+    /// a commit of them wait to be sent or are on their way: the next group
+    /// is taken in now, so that it commits while these are sent. Read only
+    /// when a slot is free, it was read as the last of them started, and
+    /// the loop then ran dry waiting for its commit, a dozen times a round
+    /// of 10,000. (Entries already in `queued/` need no commit: they are
+    /// read only as slots need them.)
+    var intakeRunsLow: Bool {
+        meetsDroppedFiles && claimedAhead < (intake?.groupSizeBehindCommit ?? 0)
+    }
+    private var meetsDroppedFiles = false
+
+    /// Reads names while `hungry` says a subscriber could use more, an
+    /// intake group is filling, or intake runs low (`intakeRunsLow`). Entries whose subscriber is not configured
     /// go to `unconfigured`; entries `admit` turns down stay in `queued/`
     /// (it counts them). A dropped file goes to intake; a full group is
     /// committed, entries `sendNow` picks arriving claimed; it counts the
@@ -149,7 +161,7 @@ final class DeliveryFeed {
         sendNow: (EntryName) -> Bool = { _ in true }
     ) throws(RoundError) {
         while !done && !isSaturated && intakeGroupsOut < Self.intakeGroupsAhead && intake?.holdIsDone != true
-            && (hungry() || intake?.hasPending == true)
+            && (hungry() || intake?.hasPending == true || intakeRunsLow)
         {
             guard let next = try nextName() else {
                 done = true
@@ -157,9 +169,11 @@ final class DeliveryFeed {
             }
             let name = next.name
             guard let entry = EntryName(fileName: name) else {
+                meetsDroppedFiles = true
                 try takeIn(name, kind: next.kind, readAhead: next.read, sendNow: sendNow)
                 continue
             }
+            meetsDroppedFiles = false
             if !madeByPass.isEmpty, madeByPass.remove(entry.fileName.hashValue) != nil { continue }
             guard isConfigured(entry.subscriber) else {
                 try unconfigured(entry)

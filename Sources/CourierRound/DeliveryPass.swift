@@ -230,7 +230,9 @@ final class DeliveryPass {
 
     private func fill(while hungry: () -> Bool) throws(RoundError) {
         // Most turns have nothing to read: they do not wait for a commit.
-        guard intake.hasPending || (!feed.done && !feed.isSaturated && hungry()) else { return }
+        guard intake.hasPending || (!feed.done && !feed.isSaturated && (feed.intakeRunsLow || hungry())) else {
+            return
+        }
         func read() throws(RoundError) {
             try feed.fill(
                 while: hungry,
