@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CourierIdentifiers
@@ -37,6 +38,23 @@ import Testing
         #expect(feed.claimedAhead == 1024)
         #expect(try spool.names(in: .sending).count == 1024)
         #expect(try spool.names(in: .queued).count == 1500 - 1024)
+    }
+
+    @Test("a feed of big records takes in no more once half a group's bytes wait")
+    func bigRecordsAreTakenInAsBytesAllow() throws {
+        let spool = try TemporarySpool.withUnreachableAlpha()
+        let padding = String(repeating: "x", count: 100_000)
+        for index in 0..<100 { try spool.dropRecord(id: "b\(index)", extra: #","data":"\#(padding)""#) }
+        let size =
+            try spool.names(in: .queued).map { name in
+                try FileManager.default.attributesOfItem(atPath: spool.path + "/queued/" + name)[.size] as? Int ?? 0
+            }.max() ?? 0
+        let feed = try Self.feed(spool)
+        try Self.fillWhileEmpty(feed)
+        // One group, full at 4 MiB: more than half a group's bytes wait.
+        let group = (Intake.groupBytes + size - 1) / size
+        #expect(feed.claimedAhead == group)
+        #expect(try spool.names(in: .queued).count == 100 - group)
     }
 
     @Test("a feed with no dropped files reads queued/ only as far as free slots need")
