@@ -138,19 +138,20 @@ final class DeliveryFeed {
     }
 
     /// The names met last are dropped files, and fewer than a group behind
-    /// a commit of them (and less than half a group's bytes) wait to be
-    /// sent or are on their way: the next group is taken in now, so that it commits while
+    /// a commit of them (and less than a quarter of a group's bytes) wait
+    /// to be sent or are on their way: the next group is taken in now, so that it commits while
     /// these are sent. Read only when a slot is free, it was read as the
     /// last of them started, and the loop then ran dry waiting for its
     /// commit, a dozen times a round of 10,000. (Entries already in
     /// `queued/` need no commit: they are read only as slots need them.)
-    /// In bytes, half a group's: big records' memory stays about where it
-    /// was. A round of 150 records of 1 MiB peaked at 47–53 MiB, against
-    /// 47–50 before; with a whole group's bytes at 49–58 and once 76, and
-    /// counted in entries alone at 105 (scripts/torture.sh's limit is 64).
+    /// In bytes, a quarter of a group's (1 MiB): records of 1 MiB are then
+    /// taken in only when none waits, and their memory stays where it was.
+    /// Counted in entries alone, a round of 150 of them peaked at 105 MiB;
+    /// with half a group's bytes, 54–67 MiB on a busy machine, against
+    /// 54–58 before (scripts/torture.sh's limit is 64).
     var intakeRunsLow: Bool {
         meetsDroppedFiles && claimedAhead < (intake?.groupSizeBehindCommit ?? 0)
-            && bytes + arrivingBytes < Intake.groupBytes / 2
+            && bytes + arrivingBytes < Intake.groupBytes / 4
     }
     private var meetsDroppedFiles = false
 

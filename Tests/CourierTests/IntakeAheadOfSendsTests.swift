@@ -40,7 +40,7 @@ import Testing
         #expect(try spool.names(in: .queued).count == 1500 - 1024)
     }
 
-    @Test("a feed of big records takes in no more once half a group's bytes wait")
+    @Test("a feed of big records takes in no more once a quarter of a group's bytes wait")
     func bigRecordsAreTakenInAsBytesAllow() throws {
         let spool = try TemporarySpool.withUnreachableAlpha()
         let padding = String(repeating: "x", count: 100_000)
@@ -51,7 +51,7 @@ import Testing
             }.max() ?? 0
         let feed = try Self.feed(spool)
         try Self.fillWhileEmpty(feed)
-        // One group, full at 4 MiB: more than half a group's bytes wait.
+        // One group, full at 4 MiB: more than a quarter of its bytes wait.
         let group = (Intake.groupBytes + size - 1) / size
         #expect(feed.claimedAhead == group)
         #expect(try spool.names(in: .queued).count == 100 - group)
