@@ -138,17 +138,14 @@ final class DeliveryFeed {
     }
 
     /// The names met last are dropped files, and fewer than a group behind
-    /// a commit of them (and less than a quarter of a group's bytes) wait
-    /// to be sent or are on their way: the next group is taken in now, so that it commits while
-    /// these are sent. Read only when a slot is free, it was read as the
-    /// last of them started, and the loop then ran dry waiting for its
-    /// commit, a dozen times a round of 10,000. (Entries already in
+    /// a commit of them wait to be sent or are on their way: the next group
+    /// is taken in now, so that it commits while these are sent. Read only
+    /// when a slot is free, it was read as the last of them started, and the
+    /// loop then ran dry waiting for its commit. (Entries already in
     /// `queued/` need no commit: they are read only as slots need them.)
-    /// In bytes, a quarter of a group's (1 MiB): records of 1 MiB are then
-    /// taken in only when none waits, and their memory stays where it was.
-    /// Counted in entries alone, a round of 150 of them peaked at 105 MiB;
-    /// with half a group's bytes, 54–67 MiB on a busy machine, against
-    /// 54–58 before (scripts/torture.sh's limit is 64).
+    /// Bytes count too, a quarter of a group's (1 MiB): records of 1 MiB
+    /// are then taken in ahead only when none waits, and their memory stays
+    /// where it was (scripts/torture.sh; docs/performance.md).
     var intakeRunsLow: Bool {
         meetsDroppedFiles && claimedAhead < (intake?.groupSizeBehindCommit ?? 0)
             && bytes + arrivingBytes < Intake.groupBytes / 4
@@ -156,11 +153,12 @@ final class DeliveryFeed {
     private var meetsDroppedFiles = false
 
     /// Reads names while `hungry` says a subscriber could use more, an
-    /// intake group is filling, or intake runs low (`intakeRunsLow`). Entries whose subscriber is not configured
-    /// go to `unconfigured`; entries `admit` turns down stay in `queued/`
-    /// (it counts them). A dropped file goes to intake; a full group is
-    /// committed, entries `sendNow` picks arriving claimed; it counts the
-    /// others, which stay in `queued/`.
+    /// intake group is filling, or intake runs low (`intakeRunsLow`).
+    /// Entries whose subscriber is not configured go to `unconfigured`;
+    /// entries `admit` turns down stay in `queued/` (it counts them). A
+    /// dropped file goes to intake; a full group is committed, entries
+    /// `sendNow` picks arriving claimed; it counts the others, which stay
+    /// in `queued/`.
     func fill(
         while hungry: () -> Bool, isConfigured: (SubscriberName) -> Bool,
         unconfigured: (EntryName) throws(RoundError) -> Void, admit: (EntryName) -> Bool = { _ in true },
